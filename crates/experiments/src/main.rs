@@ -1,0 +1,31 @@
+//! Benchmarks and paper reproductions for trustgp, one subcommand each. Results are printed
+//! as JSON lines on stdout (and written under `results/` where noted).
+
+mod bench_exact;
+
+use clap::{Parser, Subcommand};
+
+/// trustgp experiments.
+#[derive(Parser, Debug)]
+#[command(name = "experiments", about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Time the exact GP (one LML+gradient evaluation, one full fit) on kin8nm subsets.
+    BenchExact(bench_exact::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::BenchExact(a) => bench_exact::run(&a),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}

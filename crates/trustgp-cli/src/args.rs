@@ -1,0 +1,113 @@
+//! Command-line arguments (the contract of `docs/architecture.md`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Trustworthy Gaussian processes.
+#[derive(Parser, Debug)]
+#[command(name = "trustgp", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Fit a model to a CSV and save it as JSON.
+    Fit(FitArgs),
+    /// Predict with a saved model: CSV with mean_<target>, std_<target> per row.
+    Predict(PredictArgs),
+    /// Fit on a training split and report test metrics in original units.
+    Evaluate(EvaluateArgs),
+    /// Run a short demonstration on bundled data (UCI Yacht).
+    Demo,
+}
+
+/// What data and which model: shared by `fit` and `evaluate`.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// CSV file with a header row.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Target column(s), comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub target: Vec<String>,
+    /// Input columns, comma-separated (default: every non-target column).
+    #[arg(long, value_delimiter = ',')]
+    pub inputs: Option<Vec<String>>,
+    /// Model: gp (more models arrive with later releases).
+    #[arg(long, default_value = "gp")]
+    pub model: String,
+    /// Kernel expression, e.g. "const * se", "se(ls=[1,2]) + per(period=3)" (default: const * se, ARD).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Initial noise variance, in standardised target units unless --no-standardize (default 0.1).
+    #[arg(long, allow_negative_numbers = true)]
+    pub noise: Option<f64>,
+    /// Prior mean: zero, constant or linear.
+    #[arg(long, default_value = "zero")]
+    pub mean: String,
+    /// Random optimiser restarts in addition to the initial start (0 = one start).
+    #[arg(long, default_value_t = 0)]
+    pub restarts: usize,
+    /// Seed for every random step.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Keep the initial hyperparameters (no optimisation).
+    #[arg(long)]
+    pub no_optimize: bool,
+    /// Do not z-score inputs and targets.
+    #[arg(long)]
+    pub no_standardize: bool,
+}
+
+/// `trustgp fit`.
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// Data and model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Where to write the model file (JSON).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `trustgp predict`.
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// A model file written by `trustgp fit`.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// CSV holding (at least) the model's input columns.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Report the std of the latent function instead of a new noisy observation.
+    #[arg(long)]
+    pub latent: bool,
+    /// Write the CSV here (default: stdout).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `trustgp evaluate`.
+#[derive(Args, Debug)]
+pub struct EvaluateArgs {
+    /// Data and model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Fraction of rows held out for testing (seeded by --seed); default 0.2.
+    #[arg(long, conflicts_with_all = ["split_file", "split"])]
+    pub test_fraction: Option<f64>,
+    /// A split file (columns split,set,row) …
+    #[arg(long, requires = "split")]
+    pub split_file: Option<PathBuf>,
+    /// … and the split to use from it.
+    #[arg(long, requires = "split_file")]
+    pub split: Option<usize>,
+    /// Outlier contamination of the training rows: uniform|asymmetric|focused:FRACTION[:COLUMN].
+    #[arg(long)]
+    pub contaminate: Option<String>,
+}

@@ -1,0 +1,71 @@
+//! `trustgp evaluate`: fit on the training rows, report test metrics in original units.
+
+use serde_json::{json, Value};
+use trustgp::data::{metrics, random_split, read_split_file, Split};
+use trustgp::models::regressor::Regressor;
+
+use super::{config, dataset, fit_summary, print_json, CliError};
+use crate::args::EvaluateArgs;
+use crate::progress::spinner;
+
+/// The test fraction when neither it nor a split file is given.
+const DEFAULT_TEST_FRACTION: f64 = 0.2;
+
+/// Run the subcommand.
+pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
+    if let Some(c) = &a.contaminate {
+        return Err(format!(
+            "--contaminate {c}: outlier contamination is not available in this build"
+        )
+        .into());
+    }
+    let data = dataset(&a.model)?;
+    let cfg = config(&a.model)?;
+    let split: Split = match (&a.split_file, a.split) {
+        (Some(path), Some(k)) => read_split_file(path, k, data.n())?,
+        _ => random_split(
+            data.n(),
+            a.test_fraction.unwrap_or(DEFAULT_TEST_FRACTION),
+            a.model.seed,
+        )?,
+    };
+    let train = data.select_rows(&split.train);
+    let test = data.select_rows(&split.test);
+    let pb = spinner(&format!("fitting a GP to {} training rows", train.n()));
+    let model = Regressor::fit(&train, &cfg);
+    pb.finish_and_clear();
+    let model = model?;
+    let preds = model.predict(test.x.as_ref(), false)?;
+    let mut per_output = Vec::new();
+    let (mut rmse, mut mae, mut nlpd) = (0.0, 0.0, 0.0);
+    for (t, p) in preds.iter().enumerate() {
+        let y: Vec<f64> = (0..test.n()).map(|i| test.y[(i, t)]).collect();
+        let m = json!({
+            "target": p.target,
+            "rmse": metrics::rmse(&y, &p.mean)?,
+            "mae": metrics::mae(&y, &p.mean)?,
+            "nlpd": metrics::nlpd_mean(&y, &p.mean, &p.std)?,
+            "nlpd_sum": metrics::nlpd_sum(&y, &p.mean, &p.std)?,
+        });
+        rmse += m["rmse"].as_f64().unwrap_or(f64::NAN);
+        mae += m["mae"].as_f64().unwrap_or(f64::NAN);
+        nlpd += m["nlpd"].as_f64().unwrap_or(f64::NAN);
+        per_output.push(m);
+    }
+    let k = preds.len() as f64;
+    let mut out = json!({
+        "rmse": rmse / k,
+        "mae": mae / k,
+        "nlpd": nlpd / k,
+        "n_train": train.n(),
+        "n_test": test.n(),
+        "fit_seconds": model.fit_seconds,
+        "metrics_per_output": per_output,
+    });
+    if let (Value::Object(o), Value::Object(f)) = (&mut out, fit_summary(&model)) {
+        for (key, v) in f {
+            o.entry(key).or_insert(v);
+        }
+    }
+    print_json(&out)
+}

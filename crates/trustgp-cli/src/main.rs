@@ -1,0 +1,22 @@
+//! `trustgp`: the command-line tool. Thin by design: parse arguments, call the library, print
+//! one JSON object (or CSV) on stdout and human text on stderr.
+
+mod args;
+mod commands;
+mod progress;
+
+use clap::Parser;
+
+fn main() {
+    let cli = args::Cli::parse();
+    let result = match cli.command {
+        args::Command::Fit(a) => commands::fit::run(&a),
+        args::Command::Predict(a) => commands::predict::run(&a),
+        args::Command::Evaluate(a) => commands::evaluate::run(&a),
+        args::Command::Demo => commands::demo::run(),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}

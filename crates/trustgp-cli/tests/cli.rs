@@ -1,0 +1,344 @@
+//! The command-line contract end to end: JSON on stdout, CSV from predict, and one clear error
+//! line with a non-zero exit (never a panic) for every kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn trustgp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trustgp"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch directory unique to one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trustgp-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn yacht() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/uci_yacht/data.csv")
+        .display()
+        .to_string()
+}
+
+fn toy_csv() -> String {
+    let mut s = String::from("x1,x2,y\n");
+    for i in 0..25 {
+        let a = i as f64 / 5.0;
+        s.push_str(&format!(
+            "{a},{},{}\n",
+            (i % 4) as f64,
+            a.sin() + 0.1 * (i % 4) as f64
+        ));
+    }
+    s
+}
+
+/// Assert a clean failure: non-zero exit, no panic, one line naming what we expect.
+fn assert_fails(o: &Output, expect: &[&str]) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "expected failure, got success: {err}");
+    assert_eq!(o.status.code(), Some(1), "exit code; stderr: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for e in expect {
+        assert!(err.contains(e), "expected '{e}' in: {err}");
+    }
+}
+
+#[test]
+fn fit_predict_round_trip_on_yacht() {
+    let dir = scratch("fit");
+    let model = dir.join("m.json").display().to_string();
+    let o = trustgp(&[
+        "fit",
+        "--data",
+        &yacht(),
+        "--target",
+        "residuary_resistance",
+        "--out",
+        &model,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for key in [
+        "model",
+        "n",
+        "d",
+        "outputs",
+        "objective",
+        "lml",
+        "kernel",
+        "noise",
+        "jitter",
+        "fit_seconds",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key} in {v}");
+    }
+    assert_eq!(v["n"], 308);
+    assert_eq!(v["d"], 6);
+    assert!(v["lml"].as_f64().unwrap() > 200.0, "{v}");
+    let pred = dir.join("p.csv").display().to_string();
+    let o = trustgp(&[
+        "predict",
+        "--model",
+        &model,
+        "--data",
+        &yacht(),
+        "--out",
+        &pred,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&pred).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "mean_residuary_resistance,std_residuary_resistance"
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 308);
+    // In-sample predictions of a good fit are close to the targets (residuary resistance
+    // ranges 0–62) and have positive std.
+    let data = std::fs::read_to_string(yacht()).unwrap();
+    let ys: Vec<f64> = data
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    let rmse = (rows
+        .iter()
+        .zip(&ys)
+        .map(|(r, y)| (r[0] - y).powi(2))
+        .sum::<f64>()
+        / 308.0)
+        .sqrt();
+    assert!(rmse < 1.0, "in-sample rmse {rmse}");
+    assert!(rows.iter().all(|r| r[1] > 0.0));
+    // Without --out, CSV goes to stdout; --latent gives smaller std.
+    let o = trustgp(&["predict", "--model", &model, "--data", &yacht(), "--latent"]);
+    assert!(o.status.success());
+    let latent: Vec<f64> = stdout(&o)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(latent.iter().zip(&rows).all(|(l, r)| *l < r[1]));
+}
+
+#[test]
+fn evaluate_reports_metrics_for_random_and_file_splits() {
+    let dir = scratch("eval");
+    let o = trustgp(&[
+        "evaluate",
+        "--data",
+        &yacht(),
+        "--target",
+        "residuary_resistance",
+        "--test-fraction",
+        "0.25",
+        "--seed",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["n_test"], 77);
+    assert_eq!(v["n_train"], 231);
+    assert!(
+        v["rmse"].as_f64().unwrap() < 2.0 && v["mae"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
+    assert!(v["nlpd"].as_f64().unwrap().is_finite());
+    let mut split = String::from("split,set,row\n");
+    for r in 0..308 {
+        split.push_str(&format!(
+            "0,{},{r}\n",
+            if r % 10 == 0 { "test" } else { "train" }
+        ));
+    }
+    let sf = write(&dir, "splits.csv", &split);
+    let o = trustgp(&[
+        "evaluate",
+        "--data",
+        &yacht(),
+        "--target",
+        "residuary_resistance",
+        "--split-file",
+        &sf,
+        "--split",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["n_test"], 31);
+    let o = trustgp(&[
+        "evaluate",
+        "--data",
+        &yacht(),
+        "--target",
+        "residuary_resistance",
+        "--split-file",
+        &sf,
+        "--split",
+        "4",
+    ]);
+    assert_fails(&o, &["splits.csv", "4"]);
+}
+
+#[test]
+fn demo_runs_without_arguments() {
+    let o = trustgp(&["demo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let demo = &v["demo"];
+    assert!(
+        demo["test_rmse"].as_f64().unwrap() < 0.2 * demo["baseline_rmse"].as_f64().unwrap(),
+        "{v}"
+    );
+    assert!(demo["coverage_95"].as_f64().unwrap() > 0.8);
+}
+
+#[test]
+fn bad_data_files_fail_cleanly() {
+    let dir = scratch("bad");
+    let out = dir.join("m.json").display().to_string();
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        ("empty.csv", String::new(), vec!["empty.csv"]),
+        ("header.csv", "x1,x2,y\n".into(), vec!["header.csv"]),
+        (
+            "ragged.csv",
+            "x1,x2,y\n1,2,3\n4,5\n".into(),
+            vec!["ragged.csv", "3"],
+        ),
+        (
+            "text.csv",
+            "x1,x2,y\n1,2,3\n4,abc,6\n".into(),
+            vec!["text.csv", "abc", "x2"],
+        ),
+        (
+            "nan.csv",
+            "x1,x2,y\n1,2,3\n4,NaN,6\n".into(),
+            vec!["nan.csv", "x2"],
+        ),
+        (
+            "inf.csv",
+            "x1,x2,y\n1,2,inf\n4,5,6\n".into(),
+            vec!["inf.csv", "y"],
+        ),
+        (
+            "missing_input.csv",
+            "x1,x2,y\n1,,3\n4,5,6\n".into(),
+            vec!["missing_input.csv", "x2"],
+        ),
+        (
+            "nocol.csv",
+            "x1,x2,z\n1,2,3\n".into(),
+            vec!["nocol.csv", "y"],
+        ),
+    ];
+    for (name, text, expect) in cases {
+        let f = write(&dir, name, &text);
+        let o = trustgp(&["fit", "--data", &f, "--target", "y", "--out", &out]);
+        assert_fails(&o, &expect);
+    }
+    let o = trustgp(&[
+        "fit",
+        "--data",
+        "/nonexistent.csv",
+        "--target",
+        "y",
+        "--out",
+        &out,
+    ]);
+    assert_fails(&o, &["/nonexistent.csv"]);
+}
+
+#[test]
+fn bad_options_fail_cleanly() {
+    let dir = scratch("opts");
+    let data = write(&dir, "toy.csv", &toy_csv());
+    let out = dir.join("m.json").display().to_string();
+    let fit = |extra: &[&str]| {
+        let mut a = vec![
+            "fit",
+            "--data",
+            data.as_str(),
+            "--target",
+            "y",
+            "--out",
+            out.as_str(),
+        ];
+        a.extend_from_slice(extra);
+        trustgp(&a)
+    };
+    assert_fails(&fit(&["--kernel", "se + "]), &["kernel"]);
+    assert_fails(&fit(&["--kernel", "gauss"]), &["gauss"]);
+    assert_fails(&fit(&["--kernel", "se(ls=[1,2,3])"]), &["ls"]);
+    assert_fails(&fit(&["--kernel", "se(dims=[5])"]), &["5"]);
+    assert_fails(&fit(&["--noise", "-1"]), &["noise"]);
+    assert_fails(&fit(&["--mean", "cubic"]), &["cubic"]);
+    assert_fails(&fit(&["--model", "bogus"]), &["bogus"]);
+    assert_fails(&fit(&["--inputs", "x1,q"]), &["q"]);
+    let o = trustgp(&[
+        "evaluate",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--test-fraction",
+        "1.5",
+    ]);
+    assert_fails(&o, &["1.5"]);
+    let o = trustgp(&[
+        "evaluate",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--contaminate",
+        "uniform:0.1",
+    ]);
+    assert_fails(&o, &["contaminate"]);
+    // A good fit, then predictions on data missing an input column, and corrupted model files.
+    assert!(fit(&[]).status.success());
+    let nox2 = write(&dir, "nox2.csv", "x1,y\n1,2\n");
+    assert_fails(
+        &trustgp(&["predict", "--model", &out, "--data", &nox2]),
+        &["nox2.csv", "x2"],
+    );
+    let broken = write(
+        &dir,
+        "broken.json",
+        "{\"format\": \"trustgp-model\", \"version\": 1",
+    );
+    assert_fails(
+        &trustgp(&["predict", "--model", &broken, "--data", &data]),
+        &["broken.json"],
+    );
+    let text = std::fs::read_to_string(&out)
+        .unwrap()
+        .replace("\"version\": 1", "\"version\": 7");
+    let future = write(&dir, "future.json", &text);
+    assert_fails(
+        &trustgp(&["predict", "--model", &future, "--data", &data]),
+        &["future.json", "version 7"],
+    );
+}

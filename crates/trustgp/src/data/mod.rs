@@ -1,0 +1,29 @@
+//! Data handling: CSV input, standardisation, train/test splits and predictive metrics.
+//!
+//! * [`read_csv`] / [`read_csv_str`] read a [`Dataset`] (named input and target columns; an
+//!   empty target cell is a missing value, NaN); [`read_inputs`] / [`read_inputs_str`] read
+//!   only the input columns, for prediction.
+//! * [`Standardizer`] centres and scales columns with training statistics and maps
+//!   predictions back; constant columns are reported in [`ConstantColumns`].
+//! * [`random_split`] and [`read_split_file`] give a [`Split`] of row indices.
+//! * [`metrics`] ([`metrics::rmse`], [`metrics::mae`], [`metrics::nlpd_mean`],
+//!   [`metrics::nlpd_sum`]) score predictions, skipping missing targets.
+//!
+//! Bad input never panics: every problem is a [`DataError`] whose message names the file, the
+//! 1-based line, the column and what was expected.
+
+mod csv;
+mod dataset;
+mod error;
+pub mod metrics;
+mod split;
+mod standardize;
+mod table;
+#[cfg(test)]
+mod testutil;
+
+pub use self::csv::{read_csv, read_csv_str, read_inputs, read_inputs_str};
+pub use self::dataset::Dataset;
+pub use self::error::DataError;
+pub use self::split::{random_split, read_split_file, read_split_str, Split};
+pub use self::standardize::{ConstantColumns, Standardizer};

@@ -1,0 +1,232 @@
+//! Sums and products of kernels: canonical construction (flattening and the
+//! variance identifiability rule) and the product/sum evaluation rules.
+
+use faer::{Mat, MatRef};
+
+use super::base::BaseKind;
+use super::{Kernel, Target};
+
+impl Kernel {
+    /// The sum of `terms`; nested sums are flattened and a single term is returned as is.
+    ///
+    /// # Panics
+    /// If `terms` is empty.
+    pub fn sum(terms: Vec<Kernel>) -> Kernel {
+        Self::composite(terms, true)
+    }
+
+    /// The product of `factors`; nested products are flattened and a single factor is
+    /// returned as is.
+    ///
+    /// **Variance identifiability rule.** `var·k₁ · var·k₂` has one overall scale, not
+    /// two: learning both variances gives a flat direction that stalls optimisers. So in
+    /// a product only one factor's variance is a hyperparameter: the first `const`
+    /// factor if there is one (so `const * se` has exactly the parameters of
+    /// scikit-learn's `C * RBF`), else the first factor. Every other base factor keeps
+    /// its variance fixed at its current value. A factor that is itself a sum keeps its
+    /// terms' variances, since their ratios are not expressible otherwise.
+    ///
+    /// # Panics
+    /// If `factors` is empty.
+    pub fn product(factors: Vec<Kernel>) -> Kernel {
+        Self::composite(factors, false)
+    }
+
+    fn composite(children: Vec<Kernel>, is_sum: bool) -> Kernel {
+        assert!(
+            !children.is_empty(),
+            "a sum or product needs at least one kernel"
+        );
+        let mut flat = Vec::with_capacity(children.len());
+        for child in children {
+            match (child, is_sum) {
+                (Kernel::Sum(inner), true) | (Kernel::Product(inner), false) => flat.extend(inner),
+                (other, _) => flat.push(other),
+            }
+        }
+        let mut k = match (flat.len(), is_sum) {
+            (1, _) => flat.pop().expect("one child"),
+            (_, true) => Kernel::Sum(flat),
+            (_, false) => Kernel::Product(flat),
+        };
+        k.assign_variance_roles(true);
+        k
+    }
+
+    /// Applies the identifiability rule; `carrier` says whether this kernel may carry
+    /// a learnable variance.
+    pub(crate) fn assign_variance_roles(&mut self, carrier: bool) {
+        match self {
+            Kernel::Base(b) => b.set_var_learnable(carrier),
+            Kernel::Sum(terms) => terms.iter_mut().for_each(|t| t.assign_variance_roles(true)),
+            Kernel::Product(factors) => {
+                let first_const = factors.iter().position(is_const).unwrap_or(0);
+                for (i, f) in factors.iter_mut().enumerate() {
+                    f.assign_variance_roles(carrier && i == first_const);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a factor is a `const` base kernel (a scalar, never a matrix).
+fn is_const(k: &Kernel) -> bool {
+    matches!(k, Kernel::Base(b) if b.kind() == BaseKind::Const)
+}
+
+/// The product of the `const` factors' variances times `s`, and the other factors
+/// with their positions.
+fn split_constants(factors: &[Kernel], s: f64) -> (f64, Vec<(usize, &Kernel)>) {
+    let mut c = s;
+    let mut rest = Vec::new();
+    for (i, f) in factors.iter().enumerate() {
+        match f {
+            Kernel::Base(b) if b.kind() == BaseKind::Const => c *= b.var(),
+            _ => rest.push((i, f)),
+        }
+    }
+    (c, rest)
+}
+
+/// a ← a∘b.
+fn hadamard(a: &mut Mat<f64>, b: &Mat<f64>) {
+    for j in 0..a.ncols() {
+        let (aj, bj) = (a.col_as_slice_mut(j), b.col_as_slice(j));
+        aj.iter_mut().zip(bj).for_each(|(x, y)| *x *= y);
+    }
+}
+
+/// a ← a + b.
+fn add(a: &mut Mat<f64>, b: &Mat<f64>) {
+    for j in 0..a.ncols() {
+        let (aj, bj) = (a.col_as_slice_mut(j), b.col_as_slice(j));
+        aj.iter_mut().zip(bj).for_each(|(x, y)| *x += y);
+    }
+}
+
+/// Splits `out` into consecutive slices, one per child, sized by their parameter counts.
+fn param_slices<'a>(children: &[Kernel], mut out: &'a mut [f64]) -> Vec<&'a mut [f64]> {
+    children
+        .iter()
+        .map(|c| {
+            let (head, tail) = std::mem::take(&mut out).split_at_mut(c.n_params());
+            out = tail;
+            head
+        })
+        .collect()
+}
+
+/// Σ_ab W_ab over the full symmetric W, reading the lower triangle only.
+fn lower_sum(w: MatRef<'_, f64>) -> f64 {
+    (0..w.ncols())
+        .map(|b| w[(b, b)] + 2.0 * (b + 1..w.nrows()).map(|a| w[(a, b)]).sum::<f64>())
+        .sum()
+}
+
+pub(crate) fn sum_evaluate(terms: &[Kernel], target: Target<'_>, s: f64) -> Mat<f64> {
+    let mut acc = terms[0].evaluate(target, s);
+    for t in &terms[1..] {
+        add(&mut acc, &t.evaluate(target, s));
+    }
+    acc
+}
+
+/// Constant factors are folded into the scale of the first matrix-valued factor.
+pub(crate) fn product_evaluate(factors: &[Kernel], target: Target<'_>, s: f64) -> Mat<f64> {
+    let (c, rest) = split_constants(factors, s);
+    let Some(((_, first), others)) = rest.split_first() else {
+        let (r, cols) = target.shape();
+        return Mat::from_fn(r, cols, |_, _| c);
+    };
+    let mut acc = first.evaluate(target, c);
+    for (_, f) in others {
+        hadamard(&mut acc, &f.evaluate(target, 1.0));
+    }
+    acc
+}
+
+pub(crate) fn sum_contract(
+    terms: &[Kernel],
+    x: MatRef<'_, f64>,
+    w: MatRef<'_, f64>,
+    s: f64,
+    out: &mut [f64],
+) -> f64 {
+    let slices = param_slices(terms, out);
+    terms
+        .iter()
+        .zip(slices)
+        .map(|(t, o)| t.contract_scaled(x, w, s, o))
+        .sum()
+}
+
+/// ∂(∏K_g)/∂θ for θ in factor f is ∂K_f/∂θ ∘ ∏_{g≠f} K_g, so factor f is contracted
+/// with W∘∏_{g≠f} K_g. Constant factors are scalars: they only rescale, and their
+/// log-variance derivative is Σ W∘K, which every child contraction returns.
+pub(crate) fn product_contract(
+    factors: &[Kernel],
+    x: MatRef<'_, f64>,
+    w: MatRef<'_, f64>,
+    s: f64,
+    out: &mut [f64],
+) -> f64 {
+    let (c, rest) = split_constants(factors, s);
+    let mut slices = param_slices(factors, out);
+    let wk = match rest.as_slice() {
+        [] => c * lower_sum(w),
+        [(i, f)] => f.contract_scaled(x, w, c, slices[*i]),
+        many => {
+            let mats: Vec<Mat<f64>> = (many.iter())
+                .map(|(_, f)| f.evaluate(Target::Symmetric(x), 1.0))
+                .collect();
+            let mut wk = 0.0;
+            for (j, (i, f)) in many.iter().enumerate() {
+                // The strict upper triangle of W may be garbage; it stays unread.
+                let mut wf = w.to_owned();
+                (mats.iter().enumerate())
+                    .filter(|(g, _)| *g != j)
+                    .for_each(|(_, m)| hadamard(&mut wf, m));
+                // Every factor returns the same Σ W∘K.
+                wk = f.contract_scaled(x, wf.as_ref(), c, slices[*i]);
+            }
+            wk
+        }
+    };
+    for (f, o) in factors.iter().zip(slices.iter_mut()) {
+        if is_const(f) && !o.is_empty() {
+            o[0] += wk;
+        }
+    }
+    wk
+}
+
+pub(crate) fn sum_grad_x(terms: &[Kernel], xstar: &[f64], x: MatRef<'_, f64>) -> Mat<f64> {
+    let mut acc = terms[0].grad_x(xstar, x);
+    for t in &terms[1..] {
+        add(&mut acc, &t.grad_x(xstar, x));
+    }
+    acc
+}
+
+/// Product rule: ∇∏k_f = Σ_f ∇k_f ∏_{g≠f} k_g, row by row.
+pub(crate) fn product_grad_x(factors: &[Kernel], xstar: &[f64], x: MatRef<'_, f64>) -> Mat<f64> {
+    let xs = MatRef::from_row_major_slice(xstar, 1, xstar.len());
+    let values: Vec<Mat<f64>> = factors
+        .iter()
+        .map(|f| f.evaluate(Target::Cross(xs, x), 1.0))
+        .collect();
+    let mut acc = Mat::zeros(x.nrows(), x.ncols());
+    for (f, factor) in factors.iter().enumerate() {
+        let g = factor.grad_x(xstar, x);
+        for b in 0..x.nrows() {
+            let others: f64 = (values.iter().enumerate())
+                .filter(|(h, _)| *h != f)
+                .map(|(_, v)| v[(0, b)])
+                .product();
+            for c in 0..x.ncols() {
+                acc[(b, c)] += others * g[(b, c)];
+            }
+        }
+    }
+    acc
+}

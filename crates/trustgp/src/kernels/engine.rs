@@ -1,0 +1,239 @@
+//! The pairwise loops shared by all base kernels: symmetric and cross matrices,
+//! diagonals, gradient contractions and input gradients.
+//!
+//! Symmetric work only visits the lower triangle (a ≥ b), walking down column b
+//! so that both the output and the weight matrix W are read contiguously
+//! (faer is column-major). Large problems are split over columns with rayon.
+
+use faer::{Mat, MatMut, MatRef};
+use rayon::prelude::*;
+
+use super::pair::PairKernel;
+
+/// Number of kernel evaluations above which work is spread over threads; below
+/// it the rayon overhead outweighs the gain (≈ n = 256 for a symmetric matrix).
+const PAR_MIN_PAIRS: usize = 256 * 257 / 2;
+
+/// Side of the square tiles copied sequentially when mirroring (fits in L1).
+const TILE: usize = 64;
+
+/// Inputs restricted to a kernel's active columns and scaled per column
+/// (z_c = s_c·x_c), stored both row-major (one observation contiguous, for
+/// pointwise work) and column-major (one input contiguous, so that loops down a
+/// column of the kernel matrix vectorise).
+pub(crate) struct Prepared {
+    dims: Vec<usize>,
+    scale: Vec<f64>,
+    n: usize,
+    data: Vec<f64>,
+    columns: Vec<f64>,
+}
+
+impl Prepared {
+    /// Prepares the rows of `x`.
+    pub(crate) fn new(x: MatRef<'_, f64>, dims: Vec<usize>, scale: Vec<f64>) -> Self {
+        let n = x.nrows();
+        let mut data = Vec::with_capacity(n * dims.len());
+        for i in 0..n {
+            data.extend(dims.iter().zip(&scale).map(|(&c, s)| s * x[(i, c)]));
+        }
+        let columns = (0..dims.len())
+            .flat_map(|c| data.iter().skip(c).step_by(dims.len()).copied())
+            .collect();
+        Prepared {
+            dims,
+            scale,
+            n,
+            data,
+            columns,
+        }
+    }
+
+    /// Prepares a single point given as a slice.
+    pub(crate) fn point(x: &[f64], dims: Vec<usize>, scale: Vec<f64>) -> Self {
+        Self::new(MatRef::from_row_major_slice(x, 1, x.len()), dims, scale)
+    }
+
+    /// Observation i over the active inputs.
+    pub(crate) fn row(&self, i: usize) -> &[f64] {
+        let m = self.dims.len();
+        &self.data[i * m..(i + 1) * m]
+    }
+
+    /// Active input c over all observations.
+    pub(crate) fn column(&self, c: usize) -> &[f64] {
+        &self.columns[c * self.n..(c + 1) * self.n]
+    }
+}
+
+/// Calls `f(j, column j)` for every column of `out`, in parallel when `large`.
+fn for_each_column(out: &mut Mat<f64>, large: bool, f: impl Fn(usize, &mut [f64]) + Sync) {
+    if large {
+        out.as_mut()
+            .par_col_chunks_mut(1)
+            .enumerate()
+            .for_each(|(j, c)| {
+                let col = c.col_mut(0).try_as_col_major_mut();
+                f(
+                    j,
+                    col.expect("owned matrices are column-major").as_slice_mut(),
+                )
+            });
+    } else {
+        for j in 0..out.ncols() {
+            f(j, out.col_as_slice_mut(j));
+        }
+    }
+}
+
+/// The full symmetric matrix k(x_a, x_b).
+pub(crate) fn symmetric<K: PairKernel>(k: &K, p: &Prepared) -> Mat<f64> {
+    let n = p.n;
+    let mut out = Mat::zeros(n, n);
+    for_each_column(&mut out, n * (n + 1) / 2 >= PAR_MIN_PAIRS, |b, col| {
+        k.column(p, b, p.row(b), &mut col[b..]);
+    });
+    mirror_lower(out.as_mut());
+    out
+}
+
+/// The n1×n2 matrix k(x1_a, x2_b).
+pub(crate) fn cross<K: PairKernel>(k: &K, p1: &Prepared, p2: &Prepared) -> Mat<f64> {
+    let mut out = Mat::zeros(p1.n, p2.n);
+    for_each_column(&mut out, p1.n * p2.n >= PAR_MIN_PAIRS, |b, col| {
+        k.column(p1, 0, p2.row(b), col);
+    });
+    out
+}
+
+/// k(x_a, x_a) for every row.
+pub(crate) fn diag<K: PairKernel>(k: &K, p: &Prepared) -> Vec<f64> {
+    (0..p.n).map(|a| k.value(p.row(a), p.row(a))).collect()
+}
+
+/// Per-thread accumulator of a contraction, with its scratch buffers.
+struct Acc {
+    /// Σ W∘K.
+    wk: f64,
+    /// Σ W∘∂K/∂log θ for the non-variance hyperparameters.
+    g: Vec<f64>,
+    /// Pair weights of the current column.
+    w: Vec<f64>,
+    /// Scratch space for [`PairKernel::contract_column`].
+    scratch: Vec<f64>,
+}
+
+impl Acc {
+    fn zero(len: usize) -> Self {
+        Acc {
+            wk: 0.0,
+            g: vec![0.0; len],
+            w: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    fn merge(mut self, other: Acc) -> Acc {
+        self.wk += other.wk;
+        self.g.iter_mut().zip(&other.g).for_each(|(a, b)| *a += b);
+        self
+    }
+}
+
+/// Returns (Σ_ab W_ab K_ab, Σ_ab W_ab ∂K_ab/∂log θ for each non-variance θ),
+/// reading only the lower triangle of the symmetric `w`. Off-diagonal pairs are
+/// visited once and weighted twice, because both W and ∂K are symmetric.
+pub(crate) fn contract<K: PairKernel>(k: &K, p: &Prepared, w: MatRef<'_, f64>) -> (f64, Vec<f64>) {
+    // A strided view would make every W read a gather; copy it once instead.
+    let owned;
+    let w = if w.row_stride() == 1 {
+        w
+    } else {
+        owned = w.to_owned();
+        owned.as_ref()
+    };
+    let n = p.n;
+    let column = |mut acc: Acc, b: usize| {
+        let wcol = w
+            .col(b)
+            .try_as_col_major()
+            .expect("unit row stride")
+            .as_slice();
+        acc.w.clear();
+        acc.w.extend(wcol[b..].iter().map(|v| 2.0 * v));
+        acc.w[0] = wcol[b];
+        acc.wk += k.contract_column(p, b, &acc.w, &mut acc.scratch, &mut acc.g);
+        acc
+    };
+    let ns = k.n_shape();
+    let acc = if n * (n + 1) / 2 >= PAR_MIN_PAIRS {
+        (0..n)
+            .into_par_iter()
+            .fold(|| Acc::zero(ns), column)
+            .reduce(|| Acc::zero(ns), Acc::merge)
+    } else {
+        (0..n).fold(Acc::zero(ns), column)
+    };
+    (acc.wk, acc.g)
+}
+
+/// G[b, c] = ∂k(x*, x_b)/∂x*_c for the point `xs` (prepared) against the rows of `p`,
+/// as an n×ncols matrix (zero outside the active columns).
+pub(crate) fn grad_first<K: PairKernel>(
+    k: &K,
+    xs: &Prepared,
+    p: &Prepared,
+    ncols: usize,
+) -> Mat<f64> {
+    let mut g = Mat::zeros(p.n, ncols);
+    let mut buf = vec![0.0; p.dims.len()];
+    for b in 0..p.n {
+        k.grad_first(xs.row(0), p.row(b), &mut buf);
+        // Chain rule back from prepared coordinates z_c = s_c·x_c.
+        for ((&c, s), v) in p.dims.iter().zip(&p.scale).zip(&buf) {
+            g[(b, c)] = s * v;
+        }
+    }
+    g
+}
+
+/// Copies the strict lower triangle of a square matrix onto its upper triangle,
+/// by recursive halving so that each copy touches cache-sized tiles and the two
+/// diagonal halves can proceed in parallel.
+fn mirror_lower(k: MatMut<'_, f64>) {
+    let n = k.nrows();
+    if n <= TILE {
+        let mut k = k;
+        for j in 0..n {
+            for i in 0..j {
+                k[(i, j)] = k[(j, i)];
+            }
+        }
+        return;
+    }
+    let h = n / 2;
+    let (top_left, top_right, bottom_left, bottom_right) = k.split_at_mut(h, h);
+    copy_transposed(top_right, bottom_left.as_ref());
+    rayon::join(|| mirror_lower(top_left), || mirror_lower(bottom_right));
+}
+
+/// dst = srcᵀ, tile by tile.
+fn copy_transposed(dst: MatMut<'_, f64>, src: MatRef<'_, f64>) {
+    let (r, c) = (dst.nrows(), dst.ncols());
+    if r <= TILE && c <= TILE {
+        let mut dst = dst;
+        for j in 0..c {
+            for i in 0..r {
+                dst[(i, j)] = src[(j, i)];
+            }
+        }
+    } else if r >= c {
+        let (d1, d2) = dst.split_at_row_mut(r / 2);
+        let (s1, s2) = src.split_at_col(r / 2);
+        rayon::join(|| copy_transposed(d1, s1), || copy_transposed(d2, s2));
+    } else {
+        let (d1, d2) = dst.split_at_col_mut(c / 2);
+        let (s1, s2) = src.split_at_row(c / 2);
+        rayon::join(|| copy_transposed(d1, s1), || copy_transposed(d2, s2));
+    }
+}

@@ -1,0 +1,104 @@
+//! Evaluation of a single base kernel: matrices, diagonals, gradient
+//! contractions and input gradients. White noise is handled here because it
+//! depends on row identity, not on input values.
+//!
+//! Every method takes a scalar `s` that multiplies the kernel: products fold their
+//! constant factors into it, so `const * se` costs one se pass and no extra sweep.
+
+use faer::{Mat, MatRef};
+
+use super::base::BaseKernel;
+use super::engine::{self, Prepared};
+use super::pair::{with_pair, Pair};
+use super::Target;
+
+impl BaseKernel {
+    /// The pair evaluator (variance times `s`) and the active columns with their
+    /// input scales; `None` for white noise.
+    ///
+    /// # Panics
+    /// If the kernel does not fit data with `ncols` columns or is not initialised:
+    /// `Kernel::initialize` reports these as errors and must be called first.
+    fn evaluator(&self, s: f64, ncols: usize) -> Option<(Pair, Vec<usize>, Vec<f64>)> {
+        if let Err(e) = self.validate(ncols) {
+            panic!("{e} (call Kernel::initialize with data of this shape first)");
+        }
+        let dims = self.active_dims(ncols);
+        let (pair, scale) = Pair::new(self, s, dims.len())?;
+        Some((pair, dims, scale))
+    }
+
+    /// s·K evaluated on `target`; white noise is var on the diagonal of a
+    /// symmetric matrix and contributes nothing between two different sets.
+    pub(crate) fn evaluate(&self, target: Target<'_>, s: f64) -> Mat<f64> {
+        let x = target.first();
+        let Some((pair, dims, scale)) = self.evaluator(s, x.ncols()) else {
+            let v = self.var() * s;
+            let (r, c) = target.shape();
+            return match target {
+                Target::Cross(..) => Mat::zeros(r, c),
+                Target::Symmetric(_) => Mat::from_fn(r, c, |i, j| if i == j { v } else { 0.0 }),
+                Target::Diag(_) => Mat::from_fn(r, c, |_, _| v),
+            };
+        };
+        let p = Prepared::new(x, dims.clone(), scale.clone());
+        match target {
+            Target::Symmetric(_) => with_pair!(&pair, k => engine::symmetric(k, &p)),
+            Target::Cross(_, x2) => {
+                let p2 = Prepared::new(x2, dims, scale);
+                with_pair!(&pair, k => engine::cross(k, &p, &p2))
+            }
+            Target::Diag(_) => {
+                let d = with_pair!(&pair, k => engine::diag(k, &p));
+                Mat::from_fn(d.len(), 1, |i, _| d[i])
+            }
+        }
+    }
+
+    /// Adds Σ W∘∂(sK)/∂log θ to `out` (this kernel's parameters only) and returns
+    /// Σ W∘(sK), which is also the derivative with respect to log var.
+    pub(crate) fn contract_scaled(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        s: f64,
+        out: &mut [f64],
+    ) -> f64 {
+        let (wk, shape) = match self.evaluator(s, x.ncols()) {
+            Some((pair, dims, scale)) => {
+                let p = Prepared::new(x, dims, scale);
+                with_pair!(&pair, k => engine::contract(k, &p, w))
+            }
+            None => {
+                let trace: f64 = (0..x.nrows()).map(|i| w[(i, i)]).sum();
+                (self.var() * s * trace, Vec::new())
+            }
+        };
+        let learnable = usize::from(self.var_learnable());
+        if learnable == 1 {
+            out[0] += wk;
+        }
+        for (o, g) in out[learnable..].iter_mut().zip(&shape) {
+            *o += g;
+        }
+        wk
+    }
+
+    /// ∂k(x*, x_b)/∂x*_c as an n×d matrix.
+    pub(crate) fn grad_x(&self, xstar: &[f64], x: MatRef<'_, f64>) -> Mat<f64> {
+        assert_eq!(
+            xstar.len(),
+            x.ncols(),
+            "grad_x: x* must have one entry per column of x"
+        );
+        match self.evaluator(1.0, x.ncols()) {
+            Some((pair, dims, scale)) => {
+                let xs = Prepared::point(xstar, dims.clone(), scale.clone());
+                let p = Prepared::new(x, dims, scale);
+                with_pair!(&pair, k => engine::grad_first(k, &xs, &p, x.ncols()))
+            }
+            // White noise is 0 between distinct points, whatever x*.
+            None => Mat::zeros(x.nrows(), x.ncols()),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Covariance kernels: base kernels, their sums and products, a textual
+//! expression language, log-space hyperparameters and fast gradient contractions.
+//!
+//! ```text
+//! expr   := term ('+' term)*
+//! term   := factor ('*' factor)*
+//! factor := base | '(' expr ')'
+//! base   := name ['(' arg (',' arg)* ')']
+//! arg    := key '=' value | value        (bare value: const only, = var)
+//! value  := number | '[' number (',' number)* ']'
+//! ```
+//!
+//! Inputs are n×d matrices with one observation per row.
+
+mod base;
+mod composite;
+mod engine;
+mod error;
+mod eval;
+mod expr;
+mod pair;
+mod params;
+mod print;
+mod radial;
+#[cfg(test)]
+mod tests;
+
+use faer::{Mat, MatRef};
+
+pub use base::{BaseKernel, BaseKind, Lengthscale};
+pub use error::KernelError;
+
+/// A covariance kernel: a base kernel, or a sum or elementwise product of kernels.
+///
+/// Build kernels with [`Kernel::parse`], [`Kernel::sum`] and [`Kernel::product`], which
+/// give the canonical form (flattened, identifiability rule applied) that printing
+/// round-trips exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kernel {
+    /// A single base kernel.
+    Base(BaseKernel),
+    /// Elementwise sum of the terms.
+    Sum(Vec<Kernel>),
+    /// Elementwise product of the factors.
+    Product(Vec<Kernel>),
+}
+
+/// What a kernel is evaluated on; one recursive evaluator serves all three so that
+/// the sum and product rules are written once.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// K(x, x), where white noise sits on the diagonal.
+    Symmetric(MatRef<'a, f64>),
+    /// K(x1, x2) between two sets, where white noise is 0.
+    Cross(MatRef<'a, f64>, MatRef<'a, f64>),
+    /// diag K(x, x) as an n×1 matrix.
+    Diag(MatRef<'a, f64>),
+}
+
+impl<'a> Target<'a> {
+    /// The input whose rows index the result's rows.
+    fn first(self) -> MatRef<'a, f64> {
+        match self {
+            Target::Symmetric(x) | Target::Cross(x, _) | Target::Diag(x) => x,
+        }
+    }
+
+    /// Shape of the result.
+    fn shape(self) -> (usize, usize) {
+        match self {
+            Target::Symmetric(x) => (x.nrows(), x.nrows()),
+            Target::Cross(x1, x2) => (x1.nrows(), x2.nrows()),
+            Target::Diag(x) => (x.nrows(), 1),
+        }
+    }
+}
+
+impl Kernel {
+    /// Validates the kernel against the data (dims in range, ARD list lengths) and
+    /// fills data-driven defaults: an omitted `ls` becomes ARD with
+    /// ℓ_d = std_d(active column)·√(#active dims) (population std, 1 when the std is 0
+    /// or not finite). per's period default stays 1.
+    pub fn initialize(&mut self, x: MatRef<'_, f64>) -> Result<(), KernelError> {
+        self.bases_mut()
+            .into_iter()
+            .try_for_each(|b| b.initialize(x))
+    }
+
+    /// Whether every lengthscale has a value (no ARD list left for `initialize`).
+    pub fn is_initialized(&self) -> bool {
+        self.bases().iter().all(|b| b.is_initialized())
+    }
+
+    /// Checks that the kernel fits data with `ncols` columns, without changing it.
+    pub fn validate(&self, ncols: usize) -> Result<(), KernelError> {
+        self.bases().iter().try_for_each(|b| b.validate(ncols))
+    }
+
+    /// The n×n covariance matrix K(x, x) (full, symmetric).
+    ///
+    /// # Panics
+    /// If the kernel does not fit `x` (see [`Kernel::validate`]) or is not initialised.
+    pub fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        self.evaluate(Target::Symmetric(x), 1.0)
+    }
+
+    /// The n1×n2 cross-covariance K(x1, x2); white noise contributes 0 here.
+    ///
+    /// # Panics
+    /// If `x1` and `x2` have different column counts, or as for [`Kernel::matrix`].
+    pub fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64> {
+        assert_eq!(
+            x1.ncols(),
+            x2.ncols(),
+            "cross: inputs need the same number of columns"
+        );
+        self.evaluate(Target::Cross(x1, x2), 1.0)
+    }
+
+    /// The diagonal of [`Kernel::matrix`], without forming the matrix.
+    ///
+    /// # Panics
+    /// As for [`Kernel::matrix`].
+    pub fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        let d = self.evaluate(Target::Diag(x), 1.0);
+        (0..d.nrows()).map(|i| d[(i, 0)]).collect()
+    }
+
+    /// Adds Σ_{a,b} W_ab ∂K_ab/∂(log θ_j) to `out[j]` for every hyperparameter, where
+    /// K = matrix(x). W is symmetric and only its lower triangle (a ≥ b) is read.
+    ///
+    /// # Panics
+    /// If `out.len() != self.n_params()`, `w` is not n×n, or as for [`Kernel::matrix`].
+    pub fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]) {
+        assert_eq!(
+            out.len(),
+            self.n_params(),
+            "grad_contract: out needs one slot per parameter"
+        );
+        assert!(
+            w.nrows() == x.nrows() && w.ncols() == x.nrows(),
+            "grad_contract: W must be n×n"
+        );
+        self.contract_scaled(x, w, 1.0, out);
+    }
+
+    /// G[b, c] = ∂k(x*, x_b)/∂x*_c for each row b of `x` (n×d). Where k is not
+    /// differentiable (matern12 at r = 0) the one-sided limit 0 is used.
+    ///
+    /// # Panics
+    /// If `xstar.len() != x.ncols()`, or as for [`Kernel::matrix`].
+    pub fn grad_x(&self, xstar: &[f64], x: MatRef<'_, f64>) -> Mat<f64> {
+        assert_eq!(
+            xstar.len(),
+            x.ncols(),
+            "grad_x: x* needs one entry per column of x"
+        );
+        match self {
+            Kernel::Base(b) => b.grad_x(xstar, x),
+            Kernel::Sum(terms) => composite::sum_grad_x(terms, xstar, x),
+            Kernel::Product(factors) => composite::product_grad_x(factors, xstar, x),
+        }
+    }
+
+    /// s·K on `target`.
+    fn evaluate(&self, target: Target<'_>, s: f64) -> Mat<f64> {
+        match self {
+            Kernel::Base(b) => b.evaluate(target, s),
+            Kernel::Sum(terms) => composite::sum_evaluate(terms, target, s),
+            Kernel::Product(factors) => composite::product_evaluate(factors, target, s),
+        }
+    }
+
+    /// Adds Σ W∘∂(sK)/∂log θ to `out` and returns Σ W∘(sK).
+    fn contract_scaled(
+        &self,
+        x: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        s: f64,
+        out: &mut [f64],
+    ) -> f64 {
+        match self {
+            Kernel::Base(b) => b.contract_scaled(x, w, s, out),
+            Kernel::Sum(terms) => composite::sum_contract(terms, x, w, s, out),
+            Kernel::Product(factors) => composite::product_contract(factors, x, w, s, out),
+        }
+    }
+
+    /// The base kernels in depth-first order.
+    fn bases(&self) -> Vec<&BaseKernel> {
+        match self {
+            Kernel::Base(b) => vec![b],
+            Kernel::Sum(ks) | Kernel::Product(ks) => ks.iter().flat_map(Kernel::bases).collect(),
+        }
+    }
+
+    /// The base kernels in depth-first order, mutably.
+    fn bases_mut(&mut self) -> Vec<&mut BaseKernel> {
+        match self {
+            Kernel::Base(b) => vec![b],
+            Kernel::Sum(ks) | Kernel::Product(ks) => {
+                ks.iter_mut().flat_map(Kernel::bases_mut).collect()
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Stationary kernels that depend on the inputs only through the scaled
+//! squared distance r² = Σ_d (Δ_d/ℓ_d)²: se, the Matérn family and rq.
+
+use super::engine::Prepared;
+use super::pair::PairKernel;
+
+/// The unit-variance profile f(r²) of a radial kernel.
+pub(crate) trait Radial: Sync {
+    /// Whether the profile has a shape hyperparameter (rq's alpha).
+    const HAS_SHAPE: bool = false;
+    /// Returns `(f(r²), h)` with h = −2 f'(r²), the factor shared by every
+    /// lengthscale derivative (∂f/∂log ℓ_d = h·(Δ_d/ℓ_d)²) and by ∂f/∂z_c = −h·Δz_c.
+    fn eval(&self, r2: f64) -> (f64, f64);
+    /// ∂f/∂log(shape) given r² and f(r²); only called when `HAS_SHAPE`.
+    fn shape_grad(&self, _r2: f64, _f: f64) -> f64 {
+        0.0
+    }
+}
+
+/// Squared exponential: f = exp(−r²/2), h = f.
+pub(crate) struct SquaredExp;
+
+impl Radial for SquaredExp {
+    fn eval(&self, r2: f64) -> (f64, f64) {
+        let f = (-0.5 * r2).exp();
+        (f, f)
+    }
+}
+
+/// Matérn 1/2: f = exp(−r), h = exp(−r)/r.
+pub(crate) struct Matern12;
+
+impl Radial for Matern12 {
+    fn eval(&self, r2: f64) -> (f64, f64) {
+        let r = r2.sqrt();
+        let f = (-r).exp();
+        // h is unbounded at r = 0, but it is only ever multiplied by quantities that
+        // vanish there (Δ² ≤ r², Δ): use the one-sided limit 0 of those products.
+        let h = if r > 0.0 { f / r } else { 0.0 };
+        (f, h)
+    }
+}
+
+/// Matérn 3/2: f = (1+√3 r)e^{−√3 r}, h = 3e^{−√3 r}.
+pub(crate) struct Matern32;
+
+impl Radial for Matern32 {
+    fn eval(&self, r2: f64) -> (f64, f64) {
+        let s = (3.0 * r2).sqrt();
+        let e = (-s).exp();
+        ((1.0 + s) * e, 3.0 * e)
+    }
+}
+
+/// Matérn 5/2: f = (1+√5 r+5r²/3)e^{−√5 r}, h = (5/3)(1+√5 r)e^{−√5 r}.
+pub(crate) struct Matern52;
+
+impl Radial for Matern52 {
+    fn eval(&self, r2: f64) -> (f64, f64) {
+        let s = (5.0 * r2).sqrt();
+        let e = (-s).exp();
+        ((1.0 + s + 5.0 * r2 / 3.0) * e, 5.0 / 3.0 * (1.0 + s) * e)
+    }
+}
+
+/// Rational quadratic: f = (1 + r²/(2α))^(−α), h = (1 + r²/(2α))^(−α−1).
+pub(crate) struct RationalQuadratic {
+    /// Shape α.
+    pub alpha: f64,
+}
+
+impl Radial for RationalQuadratic {
+    const HAS_SHAPE: bool = true;
+
+    fn eval(&self, r2: f64) -> (f64, f64) {
+        let base = 1.0 + r2 / (2.0 * self.alpha);
+        let f = base.powf(-self.alpha);
+        (f, f / base)
+    }
+
+    fn shape_grad(&self, r2: f64, f: f64) -> f64 {
+        // ∂ ln f/∂ ln α = −α ln(base) + r²/(2·base).
+        let base = 1.0 + r2 / (2.0 * self.alpha);
+        f * (-self.alpha * base.ln() + r2 / (2.0 * base))
+    }
+}
+
+/// A radial kernel `var·f(r²)` on inputs already divided by their lengthscales.
+pub(crate) struct Stationary<R> {
+    /// Variance (times any scalar factor folded in by a product).
+    pub var: f64,
+    /// Whether one lengthscale is shared by all active inputs.
+    pub iso: bool,
+    /// Number of active inputs.
+    pub m: usize,
+    /// The profile.
+    pub radial: R,
+}
+
+/// Σ_i f(a_i, b_i) with four independent partial sums: a single running sum would
+/// serialise on floating-point add latency and could not be vectorised.
+fn sum4(a: &[f64], b: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| f(*x, *y))
+        .sum();
+    let mut lanes = [0.0; 4];
+    for (x, y) in ca.zip(cb) {
+        for l in 0..4 {
+            lanes[l] += f(x[l], y[l]);
+        }
+    }
+    lanes.iter().sum::<f64>() + tail
+}
+
+fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
+}
+
+impl<R: Radial> PairKernel for Stationary<R> {
+    fn n_shape(&self) -> usize {
+        (if self.iso { 1 } else { self.m }) + usize::from(R::HAS_SHAPE)
+    }
+
+    fn value(&self, a: &[f64], b: &[f64]) -> f64 {
+        self.var * self.radial.eval(sq_dist(a, b)).0
+    }
+
+    fn column(&self, p: &Prepared, first: usize, zb: &[f64], out: &mut [f64]) {
+        // r² input by input, so that each inner loop runs down a contiguous column.
+        out.fill(0.0);
+        for (c, z) in zb.iter().enumerate() {
+            for (r2, x) in out.iter_mut().zip(&p.column(c)[first..]) {
+                *r2 += (x - z) * (x - z);
+            }
+        }
+        for v in out.iter_mut() {
+            *v = self.var * self.radial.eval(*v).0;
+        }
+    }
+
+    fn contract_column(
+        &self,
+        p: &Prepared,
+        b: usize,
+        w: &[f64],
+        scratch: &mut Vec<f64>,
+        g: &mut [f64],
+    ) -> f64 {
+        let zb = p.row(b);
+        let len = w.len();
+        scratch.clear();
+        scratch.resize(3 * len, 0.0);
+        let (r2, rest) = scratch.split_at_mut(len);
+        let (f, wh) = rest.split_at_mut(len);
+        for (c, z) in zb.iter().enumerate() {
+            for (r, x) in r2.iter_mut().zip(&p.column(c)[b..]) {
+                *r += (x - z) * (x - z);
+            }
+        }
+        for (((r, f), h), wa) in r2.iter().zip(f.iter_mut()).zip(wh.iter_mut()).zip(w) {
+            let (fv, hv) = self.radial.eval(*r);
+            (*f, *h) = (fv, wa * hv);
+        }
+        let wk = sum4(w, f, |wa, f| wa * f);
+        if R::HAS_SHAPE {
+            let shape = (r2.iter().zip(f.iter()).zip(w))
+                .map(|((r, f), wa)| wa * self.radial.shape_grad(*r, *f))
+                .sum::<f64>();
+            g[self.n_shape() - 1] += self.var * shape;
+        }
+        // ∂k/∂log ℓ_c = var·h·Δz_c² (isotropic: var·h·r²).
+        if self.iso {
+            g[0] += self.var * sum4(r2, wh, |r, h| r * h);
+        } else {
+            for (c, z) in zb.iter().enumerate() {
+                let col = &p.column(c)[b..];
+                g[c] += self.var * sum4(col, wh, |x, h| h * (x - z) * (x - z));
+            }
+        }
+        self.var * wk
+    }
+
+    fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]) {
+        let vh = self.var * self.radial.eval(sq_dist(a, b)).1;
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+            *o = -vh * (x - y);
+        }
+    }
+}

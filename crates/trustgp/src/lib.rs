@@ -1,0 +1,23 @@
+//! trustgp: trustworthy Gaussian processes.
+//!
+//! The library is organised around one conjugate core (see [`models::conjugate`]): the exact GP
+//! and the robust models built on it differ only in how they build the kernel matrix, the
+//! diagonal noise term and the shifted target.
+//!
+//! * [`kernels`] — covariance functions as expressions (`const * se + per`), with hyperparameter
+//!   and input gradients.
+//! * [`means`] — zero, constant and linear prior means.
+//! * [`linalg`] — Cholesky with recorded jitter escalation, solves, log-determinants.
+//! * [`data`] — CSV input, standardisation, splits and metrics.
+//! * [`optim`] — L-BFGS with box bounds.
+//! * [`models`] — the GP models and their versioned model files.
+
+pub mod data;
+pub mod kernels;
+pub mod linalg;
+pub mod means;
+pub mod models;
+pub mod optim;
+
+/// The matrix type used throughout: column-major, `f64`, one row per observation.
+pub use faer::Mat;

@@ -1,0 +1,51 @@
+//! Dense linear algebra on faer: Cholesky with recorded jitter escalation, solves,
+//! log-determinants and inverses.
+
+mod cholesky;
+mod parallelism;
+
+pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
+pub use parallelism::{parallelism_for, Parallelism};
+
+/// Errors of the linear-algebra layer.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum LinalgError {
+    /// The matrix holds a NaN or infinite entry, so no factorisation is meaningful.
+    #[error("{what} has a non-finite entry at ({row}, {col}): {value}")]
+    NonFinite {
+        /// What matrix this is (e.g. "kernel matrix").
+        what: String,
+        /// Row of the offending entry.
+        row: usize,
+        /// Column of the offending entry.
+        col: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// Even the largest jitter did not make the matrix positive definite.
+    #[error(
+        "{what} ({n}×{n}) is not positive definite even with jitter {jitter:.3e} \
+         (the cap, {cap:.0e} × mean diagonal); check the inputs for duplicates at zero noise \
+         or hyperparameters far out of range"
+    )]
+    NotPositiveDefinite {
+        /// What matrix this is.
+        what: String,
+        /// Its dimension.
+        n: usize,
+        /// The last jitter tried (absolute).
+        jitter: f64,
+        /// The relative cap.
+        cap: f64,
+    },
+    /// The matrix is not square or is empty.
+    #[error("{what} must be a non-empty square matrix, got {rows}×{cols}")]
+    Shape {
+        /// What matrix this is.
+        what: String,
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+    },
+}

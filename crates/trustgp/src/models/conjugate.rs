@@ -1,0 +1,157 @@
+//! The conjugate core shared by the exact GP and the robust conjugate models.
+//!
+//! Every model of this family has a posterior of the form
+//!
+//! ```text
+//! mean(x*) = m(x*) + k*ᵀ (K + D)⁻¹ r,      cov(x*, x*') = k(x*, x*') − k*ᵀ (K + D)⁻¹ k*'
+//! ```
+//!
+//! with a diagonal `D` (σ²I for a GP, σ²J_w for RCGP, …) and a residual `r = y − m̃` of the
+//! training targets against a shifted mean `m̃`. The models differ only in how they build `D` and
+//! `r` (and in their training objective), so this is written once here.
+//!
+//! It also exposes the linear-Gaussian form `mean = m + k*ᵀ t`, `var = k** − k*ᵀ S k*` with
+//! `t = (K + D)⁻¹ r` and `S = (K + D)⁻¹`, which verification needs.
+
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+
+use crate::kernels::Kernel;
+use crate::linalg::{Cholesky, LinalgError, Parallelism};
+use crate::means::Mean;
+
+/// How many test points are predicted per block: bounds memory to `n × BLOCK` for the
+/// cross-covariance and gives rayon independent blocks to spread over cores.
+const PREDICT_BLOCK: usize = 512;
+
+/// A fitted conjugate posterior over training inputs `x`.
+#[derive(Clone, Debug)]
+pub struct ConjugatePosterior {
+    kernel: Kernel,
+    mean: Mean,
+    x: Mat<f64>,
+    chol: Cholesky,
+    t: Vec<f64>,
+}
+
+/// Posterior marginals at a set of test points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marginals {
+    /// Posterior mean of the latent function.
+    pub mean: Vec<f64>,
+    /// Posterior variance of the latent function (`k(x,x)` includes any `white` term).
+    pub var: Vec<f64>,
+}
+
+impl ConjugatePosterior {
+    /// Build the posterior: factorise `K(x, x) + diag(d)` and solve for `t = (K + D)⁻¹ r`.
+    ///
+    /// `residual` is `y − m̃` and `d` the diagonal of `D`, one entry per training row.
+    pub fn new(
+        kernel: Kernel,
+        mean: Mean,
+        x: Mat<f64>,
+        residual: &[f64],
+        d: &[f64],
+        par: Parallelism,
+    ) -> Result<Self, LinalgError> {
+        let mut k = kernel.matrix(x.as_ref());
+        for (i, di) in d.iter().enumerate() {
+            k[(i, i)] += di;
+        }
+        let chol = Cholesky::factor(&k, "kernel matrix K + D", par)?;
+        let t = chol.solve_vec(residual);
+        Ok(ConjugatePosterior {
+            kernel,
+            mean,
+            x,
+            chol,
+            t,
+        })
+    }
+
+    /// The training inputs.
+    pub fn x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The prior mean.
+    pub fn mean(&self) -> &Mean {
+        &self.mean
+    }
+
+    /// The Cholesky factor of `K + D` (with the jitter it needed).
+    pub fn cholesky(&self) -> &Cholesky {
+        &self.chol
+    }
+
+    /// `t = (K + D)⁻¹ r`: the weights of the posterior mean on the training points.
+    pub fn t(&self) -> &[f64] {
+        &self.t
+    }
+
+    /// `S = (K + D)⁻¹`, the matrix of the posterior variance's quadratic form.
+    pub fn s_matrix(&self) -> Mat<f64> {
+        self.chol.inverse()
+    }
+
+    /// Latent posterior mean and variance at the rows of `xs`, computed block by block so that
+    /// no test×test matrix is ever formed.
+    pub fn marginals(&self, xs: MatRef<'_, f64>) -> Marginals {
+        let m = xs.nrows();
+        let blocks: Vec<(usize, usize)> = (0..m)
+            .step_by(PREDICT_BLOCK)
+            .map(|s| (s, (s + PREDICT_BLOCK).min(m)))
+            .collect();
+        let run = |&(s, e): &(usize, usize)| self.marginals_block(xs.subrows(s, e - s));
+        // Blocks are independent: spread them over cores, but only when the factor's own solves
+        // are sequential (never nest rayon inside faer's parallel calls).
+        let parts: Vec<Marginals> =
+            if blocks.len() > 1 && self.chol.parallelism() == Parallelism::Sequential {
+                blocks.par_iter().map(run).collect()
+            } else {
+                blocks.iter().map(run).collect()
+            };
+        let mut out = Marginals {
+            mean: Vec::with_capacity(m),
+            var: Vec::with_capacity(m),
+        };
+        for p in parts {
+            out.mean.extend(p.mean);
+            out.var.extend(p.var);
+        }
+        out
+    }
+
+    fn marginals_block(&self, xs: MatRef<'_, f64>) -> Marginals {
+        let mut kx = self.kernel.cross(self.x.as_ref(), xs);
+        let prior = self.mean.eval(xs);
+        let kss = self.kernel.diag(xs);
+        let n = self.x.nrows();
+        let mean: Vec<f64> = (0..xs.nrows())
+            .map(|j| prior[j] + (0..n).map(|i| kx[(i, j)] * self.t[i]).sum::<f64>())
+            .collect();
+        self.chol.solve_lower_in_place(kx.as_mut());
+        let var = (0..xs.nrows())
+            .map(|j| {
+                let q: f64 = (0..n).map(|i| kx[(i, j)] * kx[(i, j)]).sum();
+                (kss[j] - q).max(0.0)
+            })
+            .collect();
+        Marginals { mean, var }
+    }
+
+    /// The joint latent posterior covariance at the rows of `xs` (an `m × m` matrix; only on request).
+    pub fn joint_covariance(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+        let mut kx = self.kernel.cross(self.x.as_ref(), xs);
+        self.chol.solve_lower_in_place(kx.as_mut());
+        let mut cov = self.kernel.matrix(xs);
+        cov -= kx.transpose() * &kx;
+        cov
+    }
+}

@@ -1,0 +1,428 @@
+//! Exact Gaussian-process regression with a Gaussian likelihood.
+//!
+//! The posterior is the [conjugate core](super::conjugate) with `D = σ²I` and residual
+//! `r = y − m(X)`. Hyperparameters are fitted by maximising the log marginal likelihood
+//!
+//! ```text
+//! log p(y) = −½ rᵀ α − Σ log L_ii − (n/2) log 2π,     α = (K + σ²I)⁻¹ r,
+//! ∂ log p(y)/∂θ_j = ½ Σ_ab (α αᵀ − (K + σ²I)⁻¹)_ab ∂K_ab/∂θ_j
+//! ```
+//!
+//! with L-BFGS on the flat log-space vector of [`GpHyper`], from the given start plus seeded
+//! random restarts.
+
+use faer::{Mat, MatRef};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
+use rayon::prelude::*;
+
+use super::conjugate::{ConjugatePosterior, Marginals};
+use super::hyper::GpHyper;
+use super::ModelError;
+use crate::linalg::{parallelism_for, Cholesky, Parallelism};
+use crate::optim::{minimize_lbfgsb, LbfgsOptions};
+
+/// How far (in log units) a random restart may start from the initial hyperparameters.
+const RESTART_SPREAD: f64 = 2.0;
+
+/// Log marginal likelihood with its gradient (with respect to [`GpHyper::to_vec`]).
+#[derive(Clone, Debug)]
+pub struct Lml {
+    /// `log p(y | θ)`.
+    pub value: f64,
+    /// Gradient, empty if it was not requested.
+    pub grad: Vec<f64>,
+    /// Jitter the factorisation needed (0 if none).
+    pub jitter: f64,
+}
+
+/// Check the shapes and values that every exact-GP computation relies on.
+fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
+    if x.nrows() == 0 {
+        return Err(ModelError::Invalid("no training rows".into()));
+    }
+    if x.nrows() != y.len() {
+        return Err(ModelError::Invalid(format!(
+            "{} input rows but {} targets",
+            x.nrows(),
+            y.len()
+        )));
+    }
+    if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+        return Err(ModelError::Invalid(format!(
+            "target of training row {i} is {} (expected a finite number)",
+            y[i]
+        )));
+    }
+    Ok(())
+}
+
+/// The posterior at hyperparameters `h` (with `extra_diag` added to the noise, e.g.
+/// scikit-learn's `alpha`) and the residual it was built from.
+fn posterior(
+    h: &GpHyper,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    extra_diag: f64,
+    par: Parallelism,
+) -> Result<(ConjugatePosterior, Vec<f64>), ModelError> {
+    let m = h.mean.eval(x);
+    let r: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
+    let d = vec![h.noise + extra_diag; y.len()];
+    let post =
+        ConjugatePosterior::new(h.kernel.clone(), h.mean.clone(), x.to_owned(), &r, &d, par)?;
+    Ok((post, r))
+}
+
+/// The log marginal likelihood of `y` at hyperparameters `h`, and its gradient if `with_grad`.
+pub fn log_marginal_likelihood(
+    h: &GpHyper,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    extra_diag: f64,
+    par: Parallelism,
+    with_grad: bool,
+) -> Result<Lml, ModelError> {
+    check_data(x, y)?;
+    let (post, r) = posterior(h, x, y, extra_diag, par)?;
+    let n = y.len();
+    let alpha = post.t();
+    let fit: f64 = r.iter().zip(alpha).map(|(a, b)| a * b).sum();
+    let value = -0.5 * fit
+        - 0.5 * post.cholesky().log_det()
+        - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
+    let mut grad = Vec::new();
+    if with_grad {
+        // W = α αᵀ − (K + σ²I)⁻¹ on the lower triangle, which is all the kernel reads.
+        let mut w = post.cholesky().inverse_lower();
+        lower_outer_minus(w.as_mut(), alpha, par);
+        grad = vec![0.0; h.n_params()];
+        let nk = h.kernel.n_params();
+        h.kernel.grad_contract(x, w.as_ref(), &mut grad[..nk]);
+        for g in &mut grad[..nk] {
+            *g *= 0.5;
+        }
+        let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
+        grad[nk] = 0.5 * h.noise * trace_w;
+        grad[nk + 1..].copy_from_slice(&h.mean.grad_contract(x, alpha));
+    }
+    Ok(Lml {
+        value,
+        grad,
+        jitter: post.cholesky().jitter(),
+    })
+}
+
+/// Overwrite the lower triangle of `w` (holding `A`) with `α αᵀ − A`.
+fn lower_outer_minus(w: faer::MatMut<'_, f64>, alpha: &[f64], par: Parallelism) {
+    let update = |(j, mut col): (usize, faer::ColMut<'_, f64>)| {
+        for i in j..alpha.len() {
+            col[i] = alpha[i] * alpha[j] - col[i];
+        }
+    };
+    if par == Parallelism::Parallel {
+        w.par_col_iter_mut().enumerate().for_each(update);
+    } else {
+        w.col_iter_mut().enumerate().for_each(update);
+    }
+}
+
+/// Options of [`ExactGp::fit`].
+#[derive(Clone, Debug)]
+pub struct FitOptions {
+    /// Optimise the hyperparameters (otherwise keep the initial ones).
+    pub optimize: bool,
+    /// Random restarts in addition to the initial start.
+    pub restarts: usize,
+    /// Seed of the random restarts.
+    pub seed: u64,
+    /// L-BFGS settings.
+    pub lbfgs: LbfgsOptions,
+    /// A fixed value added to the noise on the training diagonal (scikit-learn's `alpha`).
+    pub extra_diag: f64,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            optimize: true,
+            restarts: 0,
+            seed: 0,
+            lbfgs: LbfgsOptions::default(),
+            extra_diag: 0.0,
+        }
+    }
+}
+
+/// What happened in one optimiser start.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StartReport {
+    /// Index of the start (0 = the initial hyperparameters).
+    pub start: usize,
+    /// Final log marginal likelihood (−∞ if the start failed).
+    pub lml: f64,
+    /// Objective evaluations.
+    pub evals: usize,
+    /// Iterations.
+    pub iterations: usize,
+    /// Whether the optimiser's convergence test was met.
+    pub converged: bool,
+    /// The optimiser's final message, or the error of a failed start.
+    pub message: String,
+}
+
+/// A fitted exact GP.
+#[derive(Clone, Debug)]
+pub struct ExactGp {
+    hyper: GpHyper,
+    extra_diag: f64,
+    posterior: ConjugatePosterior,
+    residual: Vec<f64>,
+    lml: f64,
+    starts: Vec<StartReport>,
+}
+
+impl ExactGp {
+    /// Fit to inputs `x` (n×d) and targets `y`, starting from `init` (whose kernel is
+    /// initialised from the data if it has data-driven defaults).
+    pub fn fit(
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        init: GpHyper,
+        opts: &FitOptions,
+    ) -> Result<ExactGp, ModelError> {
+        check_data(x, y)?;
+        let mut init = init;
+        init.kernel.initialize(x)?;
+        init.mean.check_inputs(x.ncols())?;
+        let par = parallelism_for(x.nrows());
+        let mut starts = Vec::new();
+        let hyper = if opts.optimize {
+            let (best, reports) = optimize(&init, x, y, opts, par)?;
+            starts = reports;
+            best
+        } else {
+            init
+        };
+        Self::at(hyper, x, y, opts.extra_diag).map(|mut gp| {
+            gp.starts = starts;
+            gp
+        })
+    }
+
+    /// The GP at fixed hyperparameters (no optimisation).
+    pub fn at(
+        hyper: GpHyper,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        extra_diag: f64,
+    ) -> Result<ExactGp, ModelError> {
+        check_data(x, y)?;
+        let par = parallelism_for(x.nrows());
+        let lml = log_marginal_likelihood(&hyper, x, y, extra_diag, par, false)?.value;
+        let (posterior, residual) = posterior(&hyper, x, y, extra_diag, par)?;
+        Ok(ExactGp {
+            hyper,
+            extra_diag,
+            posterior,
+            residual,
+            lml,
+            starts: Vec::new(),
+        })
+    }
+
+    /// The hyperparameters.
+    pub fn hyper(&self) -> &GpHyper {
+        &self.hyper
+    }
+
+    /// The fixed value added to the noise on the training diagonal.
+    pub fn extra_diag(&self) -> f64 {
+        self.extra_diag
+    }
+
+    /// The log marginal likelihood of the training targets.
+    pub fn lml(&self) -> f64 {
+        self.lml
+    }
+
+    /// The jitter the final factorisation needed.
+    pub fn jitter(&self) -> f64 {
+        self.posterior.cholesky().jitter()
+    }
+
+    /// Reports of the optimiser starts (empty without optimisation).
+    pub fn starts(&self) -> &[StartReport] {
+        &self.starts
+    }
+
+    /// The conjugate posterior (and through it the linear-Gaussian form `(t, S)`).
+    pub fn posterior(&self) -> &ConjugatePosterior {
+        &self.posterior
+    }
+
+    /// Training targets.
+    pub fn y(&self) -> Vec<f64> {
+        let m = self.hyper.mean.eval(self.posterior.x());
+        m.iter().zip(&self.residual).map(|(a, b)| a + b).collect()
+    }
+
+    /// Posterior mean and variance at `xs`: of the latent function, or of a new noisy
+    /// observation (`latent = false`, adds σ²).
+    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
+        self.check_test_inputs(xs)?;
+        let mut m = self.posterior.marginals(xs);
+        if !latent {
+            for v in &mut m.var {
+                *v += self.hyper.noise;
+            }
+        }
+        Ok(m)
+    }
+
+    /// Joint latent posterior covariance at `xs` (m×m).
+    pub fn predict_joint(&self, xs: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>), ModelError> {
+        self.check_test_inputs(xs)?;
+        let mean = self.posterior.marginals(xs).mean;
+        Ok((mean, self.posterior.joint_covariance(xs)))
+    }
+
+    /// `count` joint samples of the latent function at `xs` (an m × count matrix), seeded.
+    pub fn sample(
+        &self,
+        xs: MatRef<'_, f64>,
+        count: usize,
+        seed: u64,
+    ) -> Result<Mat<f64>, ModelError> {
+        let (mean, cov) = self.predict_joint(xs)?;
+        let m = mean.len();
+        let chol = Cholesky::factor(&cov, "posterior covariance", Parallelism::Sequential)?;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let z = Mat::from_fn(m, count, |_, _| rng.sample::<f64, _>(StandardNormal));
+        let l = Mat::from_fn(m, m, |i, j| if i >= j { chol.l()[(i, j)] } else { 0.0 });
+        let mut s = &l * &z;
+        for j in 0..count {
+            for (i, mi) in mean.iter().enumerate() {
+                s[(i, j)] += mi;
+            }
+        }
+        Ok(s)
+    }
+
+    /// Closed-form leave-one-out predictions of each training target from all the others:
+    /// mean `y_i − α_i / [K⁻¹]_ii` and variance `1 / [K⁻¹]_ii` (of a noisy observation).
+    pub fn loo(&self) -> Marginals {
+        let inv = self.posterior.cholesky().inverse_lower();
+        let y = self.y();
+        let t = self.posterior.t();
+        let n = y.len();
+        Marginals {
+            mean: (0..n).map(|i| y[i] - t[i] / inv[(i, i)]).collect(),
+            var: (0..n).map(|i| 1.0 / inv[(i, i)]).collect(),
+        }
+    }
+
+    fn check_test_inputs(&self, xs: MatRef<'_, f64>) -> Result<(), ModelError> {
+        let d = self.posterior.x().ncols();
+        if xs.ncols() != d {
+            return Err(ModelError::Invalid(format!(
+                "test inputs have {} columns, the model was trained on {d}",
+                xs.ncols()
+            )));
+        }
+        for j in 0..d {
+            for i in 0..xs.nrows() {
+                if !xs[(i, j)].is_finite() {
+                    return Err(ModelError::Invalid(format!(
+                        "test input row {i}, column {j} is {} (expected a finite number)",
+                        xs[(i, j)]
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Maximise the log marginal likelihood from the initial start and `opts.restarts` random ones.
+fn optimize(
+    init: &GpHyper,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    opts: &FitOptions,
+    par: Parallelism,
+) -> Result<(GpHyper, Vec<StartReport>), ModelError> {
+    let bounds = init.bounds();
+    let x0 = init.to_vec();
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let mut starts = vec![x0.clone()];
+    for _ in 0..opts.restarts {
+        starts.push(
+            x0.iter()
+                .zip(&bounds)
+                .map(|(v, (lo, hi))| {
+                    let s = v + rng.random_range(-RESTART_SPREAD..=RESTART_SPREAD);
+                    s.clamp(*lo, *hi)
+                })
+                .collect(),
+        );
+    }
+    // Small problems: restarts in parallel, each with sequential algebra. Large problems: one
+    // start at a time, with the factorisations using every core.
+    let inner = if starts.len() > 1 && par == Parallelism::Sequential {
+        Parallelism::Sequential
+    } else {
+        par
+    };
+    let run = |(i, s): (usize, &Vec<f64>)| -> (StartReport, Option<Vec<f64>>) {
+        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+            let h = init.with_vec(v).map_err(|e| e.to_string())?;
+            let l = log_marginal_likelihood(&h, x, y, opts.extra_diag, inner, true)
+                .map_err(|e| e.to_string())?;
+            Ok((-l.value, l.grad.iter().map(|g| -g).collect()))
+        };
+        match minimize_lbfgsb(objective, s, &bounds, &opts.lbfgs) {
+            Ok(r) => (
+                StartReport {
+                    start: i,
+                    lml: -r.f,
+                    evals: r.n_evals,
+                    iterations: r.n_iter,
+                    converged: r.converged,
+                    message: r.message,
+                },
+                Some(r.x),
+            ),
+            Err(e) => (
+                StartReport {
+                    start: i,
+                    lml: f64::NEG_INFINITY,
+                    evals: 0,
+                    iterations: 0,
+                    converged: false,
+                    message: e.to_string(),
+                },
+                None,
+            ),
+        }
+    };
+    let results: Vec<(StartReport, Option<Vec<f64>>)> =
+        if starts.len() > 1 && par == Parallelism::Sequential {
+            starts.par_iter().enumerate().map(run).collect()
+        } else {
+            starts.iter().enumerate().map(run).collect()
+        };
+    let best = results
+        .iter()
+        .filter_map(|(r, v)| v.as_ref().map(|v| (r.lml, v)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let reports: Vec<StartReport> = results.iter().map(|(r, _)| r.clone()).collect();
+    match best {
+        Some((_, v)) => Ok((init.with_vec(v)?, reports)),
+        None => Err(ModelError::Invalid(format!(
+            "every optimiser start failed; first error: {}",
+            reports[0].message
+        ))),
+    }
+}

@@ -1,0 +1,40 @@
+//! Gaussian-process models.
+//!
+//! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
+//! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
+//! * [`file`] — versioned JSON model files.
+
+pub mod conjugate;
+pub mod exact;
+pub mod file;
+pub mod hyper;
+pub mod regressor;
+
+use crate::data::DataError;
+use crate::kernels::KernelError;
+use crate::linalg::LinalgError;
+use crate::means::MeanError;
+use crate::optim::OptimError;
+
+/// Errors of model building, fitting and prediction.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A kernel problem.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// A mean-function problem.
+    #[error(transparent)]
+    Mean(#[from] MeanError),
+    /// A data problem.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// A factorisation problem.
+    #[error(transparent)]
+    Linalg(#[from] LinalgError),
+    /// The optimiser could not run.
+    #[error("optimiser: {0}")]
+    Optim(#[from] OptimError),
+    /// Inputs or parameters that do not make sense (the message says which and why).
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,346 @@
+//! The exact GP against independent computations: explicit inverses on tiny problems, central
+//! finite differences, brute-force leave-one-out refits, and save/load round trips.
+
+use faer::Mat;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use trustgp::kernels::Kernel;
+use trustgp::linalg::Parallelism;
+use trustgp::means::Mean;
+use trustgp::models::exact::{log_marginal_likelihood, ExactGp, FitOptions};
+use trustgp::models::hyper::GpHyper;
+
+/// A smooth 2-D toy problem with noise, seeded.
+fn toy(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let x = Mat::from_fn(n, 2, |_, _| rng.random_range(-2.0..2.0f64));
+    let y = (0..n)
+        .map(|i| {
+            (1.5 * x[(i, 0)]).sin()
+                + 0.3 * x[(i, 1)] * x[(i, 1)]
+                + 0.1 * rng.random_range(-1.0..1.0)
+        })
+        .collect();
+    (x, y)
+}
+
+fn hyper(expr: &str, mean: Mean, noise: f64, x: &Mat<f64>) -> GpHyper {
+    let mut kernel = Kernel::parse(expr).unwrap();
+    kernel.initialize(x.as_ref()).unwrap();
+    GpHyper {
+        kernel,
+        mean,
+        noise,
+    }
+}
+
+/// Naive O(n³) reference: explicit inverse by Gauss–Jordan on a small dense matrix.
+fn invert(a: &Mat<f64>) -> Mat<f64> {
+    let n = a.nrows();
+    let mut m = Mat::from_fn(n, 2 * n, |i, j| {
+        if j < n {
+            a[(i, j)]
+        } else if j - n == i {
+            1.0
+        } else {
+            0.0
+        }
+    });
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| m[(i, c)].abs().total_cmp(&m[(j, c)].abs()))
+            .unwrap();
+        for j in 0..2 * n {
+            let t = m[(c, j)];
+            m[(c, j)] = m[(p, j)];
+            m[(p, j)] = t;
+        }
+        let piv = m[(c, c)];
+        for j in 0..2 * n {
+            m[(c, j)] /= piv;
+        }
+        for i in 0..n {
+            if i != c {
+                let f = m[(i, c)];
+                for j in 0..2 * n {
+                    m[(i, j)] -= f * m[(c, j)];
+                }
+            }
+        }
+    }
+    Mat::from_fn(n, n, |i, j| m[(i, j + n)])
+}
+
+fn det_by_lu(a: &Mat<f64>) -> f64 {
+    let n = a.nrows();
+    let mut m = a.clone();
+    let mut det = 1.0;
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| m[(i, c)].abs().total_cmp(&m[(j, c)].abs()))
+            .unwrap();
+        if p != c {
+            det = -det;
+            for j in 0..n {
+                let t = m[(c, j)];
+                m[(c, j)] = m[(p, j)];
+                m[(p, j)] = t;
+            }
+        }
+        det *= m[(c, c)];
+        for i in c + 1..n {
+            let f = m[(i, c)] / m[(c, c)];
+            for j in c..n {
+                m[(i, j)] -= f * m[(c, j)];
+            }
+        }
+    }
+    det
+}
+
+#[test]
+fn lml_and_posterior_match_explicit_inverse_on_a_tiny_problem() {
+    let (x, y) = toy(7, 1);
+    let h = hyper(
+        "const(var=1.7) * se(ls=[0.8, 1.3])",
+        Mean::Constant { c: 0.2 },
+        0.05,
+        &x,
+    );
+    let lml =
+        log_marginal_likelihood(&h, x.as_ref(), &y, 0.0, Parallelism::Sequential, false).unwrap();
+    let mut k = h.kernel.matrix(x.as_ref());
+    for i in 0..7 {
+        k[(i, i)] += 0.05;
+    }
+    let kinv = invert(&k);
+    let r: Vec<f64> = y.iter().map(|v| v - 0.2).collect();
+    let quad: f64 = (0..7)
+        .map(|i| (0..7).map(|j| r[i] * kinv[(i, j)] * r[j]).sum::<f64>())
+        .sum();
+    let expect = -0.5 * quad - 0.5 * det_by_lu(&k).ln() - 3.5 * (2.0 * std::f64::consts::PI).ln();
+    assert!(
+        (lml.value - expect).abs() < 1e-11 * expect.abs(),
+        "{} vs {expect}",
+        lml.value
+    );
+
+    let gp = ExactGp::at(h.clone(), x.as_ref(), &y, 0.0).unwrap();
+    let xs = Mat::from_fn(3, 2, |i, j| 0.3 * i as f64 - 0.2 * j as f64);
+    let p = gp.predict(xs.as_ref(), true).unwrap();
+    let ks = h.kernel.cross(x.as_ref(), xs.as_ref());
+    for s in 0..3 {
+        let mean = 0.2
+            + (0..7)
+                .map(|i| ks[(i, s)] * (0..7).map(|j| kinv[(i, j)] * r[j]).sum::<f64>())
+                .sum::<f64>();
+        let quad: f64 = (0..7)
+            .map(|i| {
+                (0..7)
+                    .map(|j| ks[(i, s)] * kinv[(i, j)] * ks[(j, s)])
+                    .sum::<f64>()
+            })
+            .sum();
+        let var = 1.7 - quad;
+        assert!((p.mean[s] - mean).abs() < 1e-12, "mean {s}");
+        assert!((p.var[s] - var).abs() < 1e-12, "var {s}");
+    }
+    // Noisy predictions add σ²; the joint covariance's diagonal is the marginal variance.
+    let pn = gp.predict(xs.as_ref(), false).unwrap();
+    let (_, cov) = gp.predict_joint(xs.as_ref()).unwrap();
+    for s in 0..3 {
+        assert!((pn.var[s] - p.var[s] - 0.05).abs() < 1e-14);
+        assert!((cov[(s, s)] - p.var[s]).abs() < 1e-12);
+    }
+    // The linear-Gaussian form (t, S) reproduces the mean and variance.
+    let t = gp.posterior().t();
+    let smat = gp.posterior().s_matrix();
+    for s in 0..3 {
+        let mean = 0.2 + (0..7).map(|i| ks[(i, s)] * t[i]).sum::<f64>();
+        let quad: f64 = (0..7)
+            .map(|i| {
+                (0..7)
+                    .map(|j| ks[(i, s)] * smat[(i, j)] * ks[(j, s)])
+                    .sum::<f64>()
+            })
+            .sum();
+        assert!((mean - p.mean[s]).abs() < 1e-12 && (1.7 - quad - p.var[s]).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn lml_gradient_matches_central_finite_differences() {
+    let (x, y) = toy(40, 2);
+    let d = 2;
+    let cases = [
+        ("const * se", Mean::Zero),
+        (
+            "const * matern52 + per(period=2)",
+            Mean::Constant { c: 0.1 },
+        ),
+        (
+            "se(dims=[0]) * rq(dims=[1]) + lin + white(var=0.01)",
+            Mean::by_name("linear", d).unwrap(),
+        ),
+        ("matern32(ls=0.7) + matern12", Mean::Zero),
+    ];
+    for (expr, mean) in cases {
+        let h = hyper(expr, mean, 0.07, &x);
+        let v0 = h.to_vec();
+        let g = log_marginal_likelihood(&h, x.as_ref(), &y, 0.0, Parallelism::Sequential, true)
+            .unwrap()
+            .grad;
+        assert_eq!(g.len(), v0.len());
+        for j in 0..v0.len() {
+            let step = 1e-5;
+            let f = |delta: f64| {
+                let mut v = v0.clone();
+                v[j] += delta;
+                let hj = h.with_vec(&v).unwrap();
+                log_marginal_likelihood(&hj, x.as_ref(), &y, 0.0, Parallelism::Sequential, false)
+                    .unwrap()
+                    .value
+            };
+            let fd = (f(step) - f(-step)) / (2.0 * step);
+            let tol = 1e-6 * (1.0 + g[j].abs());
+            assert!(
+                (fd - g[j]).abs() < tol,
+                "{expr}, parameter {} : analytic {} vs fd {fd}",
+                h.param_names()[j],
+                g[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn parallel_and_sequential_lml_agree() {
+    let (x, y) = toy(900, 3);
+    let h = hyper("const * se", Mean::Zero, 0.1, &x);
+    let a =
+        log_marginal_likelihood(&h, x.as_ref(), &y, 0.0, Parallelism::Sequential, true).unwrap();
+    let b = log_marginal_likelihood(&h, x.as_ref(), &y, 0.0, Parallelism::Parallel, true).unwrap();
+    assert!((a.value - b.value).abs() < 1e-9 * a.value.abs());
+    for (p, q) in a.grad.iter().zip(&b.grad) {
+        assert!((p - q).abs() < 1e-8 * (1.0 + p.abs()));
+    }
+}
+
+#[test]
+fn closed_form_loo_equals_brute_force_refits() {
+    let (x, y) = toy(12, 4);
+    let h = hyper(
+        "const(var=1.3) * matern52(ls=[0.9, 1.1])",
+        Mean::Constant { c: -0.1 },
+        0.02,
+        &x,
+    );
+    let gp = ExactGp::at(h.clone(), x.as_ref(), &y, 0.0).unwrap();
+    let loo = gp.loo();
+    for i in 0..12 {
+        let keep: Vec<usize> = (0..12).filter(|&r| r != i).collect();
+        let xi = Mat::from_fn(11, 2, |a, b| x[(keep[a], b)]);
+        let yi: Vec<f64> = keep.iter().map(|&r| y[r]).collect();
+        let refit = ExactGp::at(h.clone(), xi.as_ref(), &yi, 0.0).unwrap();
+        let xt = Mat::from_fn(1, 2, |_, b| x[(i, b)]);
+        let p = refit.predict(xt.as_ref(), false).unwrap();
+        assert!(
+            (p.mean[0] - loo.mean[i]).abs() < 1e-10,
+            "row {i}: {} vs {}",
+            p.mean[0],
+            loo.mean[i]
+        );
+        assert!((p.var[0] - loo.var[i]).abs() < 1e-10, "row {i} variance");
+    }
+}
+
+#[test]
+fn fitting_increases_the_lml_and_restarts_are_reproducible() {
+    let (x, y) = toy(60, 5);
+    let h = hyper("const * se", Mean::Zero, 0.5, &x);
+    let start = log_marginal_likelihood(&h, x.as_ref(), &y, 0.0, Parallelism::Sequential, false)
+        .unwrap()
+        .value;
+    let opts = FitOptions {
+        restarts: 3,
+        seed: 9,
+        ..FitOptions::default()
+    };
+    let a = ExactGp::fit(x.as_ref(), &y, h.clone(), &opts).unwrap();
+    let b = ExactGp::fit(x.as_ref(), &y, h.clone(), &opts).unwrap();
+    assert!(a.lml() > start + 1.0);
+    assert_eq!(a.starts().len(), 4);
+    assert_eq!(a.hyper().to_vec(), b.hyper().to_vec());
+    // The chosen start is the best one, and the optimum is stationary.
+    let best = a
+        .starts()
+        .iter()
+        .map(|s| s.lml)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!((a.lml() - best).abs() < 1e-9 * best.abs());
+    let g = log_marginal_likelihood(
+        a.hyper(),
+        x.as_ref(),
+        &y,
+        0.0,
+        Parallelism::Sequential,
+        true,
+    )
+    .unwrap()
+    .grad;
+    let b = a.hyper().bounds();
+    for (j, (gj, v)) in g.iter().zip(a.hyper().to_vec()).enumerate() {
+        let at_bound = (v - b[j].0).abs() < 1e-8 || (v - b[j].1).abs() < 1e-8;
+        assert!(at_bound || gj.abs() < 1e-3, "parameter {j} gradient {gj}");
+    }
+}
+
+#[test]
+fn posterior_samples_are_seeded_and_have_the_posterior_moments() {
+    let (x, y) = toy(15, 6);
+    let h = hyper("const * se(ls=1)", Mean::Zero, 0.05, &x);
+    let gp = ExactGp::at(h, x.as_ref(), &y, 0.0).unwrap();
+    let xs = Mat::from_fn(2, 2, |i, j| 0.5 * i as f64 + 0.1 * j as f64);
+    let s1 = gp.sample(xs.as_ref(), 20000, 42).unwrap();
+    let s2 = gp.sample(xs.as_ref(), 20000, 42).unwrap();
+    assert_eq!(s1, s2);
+    let p = gp.predict(xs.as_ref(), true).unwrap();
+    for i in 0..2 {
+        let m: f64 = (0..20000).map(|k| s1[(i, k)]).sum::<f64>() / 20000.0;
+        let v: f64 = (0..20000).map(|k| (s1[(i, k)] - m).powi(2)).sum::<f64>() / 19999.0;
+        let se = (p.var[i] / 20000.0).sqrt();
+        assert!(
+            (m - p.mean[i]).abs() < 5.0 * se,
+            "sample mean {m} vs {}",
+            p.mean[i]
+        );
+        assert!(
+            (v / p.var[i] - 1.0).abs() < 0.05,
+            "sample variance {v} vs {}",
+            p.var[i]
+        );
+    }
+}
+
+#[test]
+fn bad_inputs_are_errors_not_panics() {
+    let (x, mut y) = toy(10, 7);
+    let h = hyper("const * se", Mean::Zero, 0.1, &x);
+    assert!(ExactGp::at(h.clone(), x.as_ref(), &y[..9], 0.0).is_err());
+    y[3] = f64::NAN;
+    let e = ExactGp::at(h.clone(), x.as_ref(), &y, 0.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("row 3"), "{e}");
+    y[3] = 0.0;
+    let gp = ExactGp::at(h.clone(), x.as_ref(), &y, 0.0).unwrap();
+    assert!(gp.predict(Mat::<f64>::zeros(2, 3).as_ref(), false).is_err());
+    let mut bad = Mat::<f64>::zeros(2, 2);
+    bad[(1, 0)] = f64::INFINITY;
+    assert!(gp
+        .predict(bad.as_ref(), false)
+        .unwrap_err()
+        .to_string()
+        .contains("row 1"));
+    assert!(h.with_vec(&[0.0]).is_err());
+}
