@@ -5,7 +5,7 @@
 //! `jitter · I` added, starting at [`JITTER_START`] × mean diagonal and growing tenfold up to
 //! [`JITTER_CAP`] × mean diagonal; the jitter used is recorded so fit reports can show it.
 //! (faer's in-place factorisation writes outside the lower triangle, so a failed attempt
-//! cannot be undone in place: the matrix is rebuilt before each retry.)
+//! cannot be undone in place: the caller's `rebuild` recreates the matrix before each retry.)
 
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
@@ -31,39 +31,41 @@ impl Cholesky {
     /// Factorise the symmetric matrix `a` (only its lower triangle and diagonal are read).
     ///
     /// Keeps `a` unchanged for a retry with jitter, at the cost of one copy; hot paths that
-    /// can rebuild their matrix cheaply use [`Cholesky::factor_with`] instead.
+    /// own their matrix use [`Cholesky::factor_owned`] instead.
     pub fn factor(a: &Mat<f64>, what: &str, par: Parallelism) -> Result<Self, LinalgError> {
-        Self::factor_with(a.nrows(), a.ncols(), what, par, |mut m| m.copy_from(a))
+        Self::factor_owned(a.clone(), what, par, || a.clone())
     }
 
-    /// Factorise the `n × n` symmetric matrix written by `fill` into a fresh buffer. `fill` is
-    /// called once, and again (followed by adding jitter) only if the factorisation fails —
-    /// the failed attempt overwrites the buffer — so the success path makes no copy.
-    pub fn factor_with(
-        rows: usize,
-        cols: usize,
+    /// Factorise `a` in place. `rebuild` must return `a` again; it is called only if the
+    /// factorisation fails (the failed attempt overwrites the buffer) and a jitter retry is
+    /// needed — so the success path makes no copy of the matrix.
+    pub fn factor_owned(
+        a: Mat<f64>,
         what: &str,
         par: Parallelism,
-        fill: impl Fn(MatMut<'_, f64>),
+        rebuild: impl Fn() -> Mat<f64>,
     ) -> Result<Self, LinalgError> {
-        if rows == 0 || rows != cols {
+        let n = a.nrows();
+        if n == 0 || a.ncols() != n {
             return Err(LinalgError::Shape {
                 what: what.to_string(),
-                rows,
-                cols,
+                rows: a.nrows(),
+                cols: a.ncols(),
             });
         }
-        let n = rows;
-        let mut l = Mat::<f64>::zeros(n, n);
-        fill(l.as_mut());
-        check_finite_lower(l.as_ref(), what)?;
-        let mean_diag = (0..n).map(|i| l[(i, i)]).sum::<f64>() / n as f64;
+        let mean_diag = (0..n).map(|i| a[(i, i)]).sum::<f64>() / n as f64;
+        let mut l = a;
         let mut jitter = 0.0;
         let mut next = JITTER_START * mean_diag.abs().max(f64::MIN_POSITIVE);
         loop {
-            if try_factor(l.as_mut(), par) {
+            // A NaN or infinity anywhere in the lower triangle reaches the factor's diagonal
+            // (L_ii = √(A_ii − Σ_k L_ik²) and L_ij involves A_ij), so checking that diagonal
+            // after a "successful" factorisation is a complete and O(n) finiteness test.
+            if try_factor(l.as_mut(), par) && (0..n).all(|i| l[(i, i)].is_finite()) {
                 return Ok(Cholesky { l, jitter, par });
             }
+            l = rebuild();
+            check_finite_lower(l.as_ref(), what)?;
             if jitter >= JITTER_CAP * mean_diag.abs() || !next.is_finite() {
                 return Err(LinalgError::NotPositiveDefinite {
                     what: what.to_string(),
@@ -74,7 +76,6 @@ impl Cholesky {
             }
             jitter = next;
             next *= 10.0;
-            fill(l.as_mut());
             for i in 0..n {
                 l[(i, i)] += jitter;
             }

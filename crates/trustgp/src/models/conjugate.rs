@@ -55,11 +55,14 @@ impl ConjugatePosterior {
         d: &[f64],
         par: Parallelism,
     ) -> Result<Self, LinalgError> {
-        let mut k = kernel.matrix(x.as_ref());
-        for (i, di) in d.iter().enumerate() {
-            k[(i, i)] += di;
-        }
-        let chol = Cholesky::factor(&k, "kernel matrix K + D", par)?;
+        let build = || {
+            let mut k = kernel.matrix(x.as_ref());
+            for (i, di) in d.iter().enumerate() {
+                k[(i, i)] += di;
+            }
+            k
+        };
+        let chol = Cholesky::factor_owned(build(), "kernel matrix K + D", par, build)?;
         let t = chol.solve_vec(residual);
         Ok(ConjugatePosterior {
             kernel,

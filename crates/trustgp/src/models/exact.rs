@@ -75,6 +75,14 @@ fn posterior(
     Ok((post, r))
 }
 
+/// `−½ rᵀ α − ½ log det(K + σ²I) − (n/2) log 2π` from a built posterior.
+fn lml_value(post: &ConjugatePosterior, r: &[f64]) -> f64 {
+    let fit: f64 = r.iter().zip(post.t()).map(|(a, b)| a * b).sum();
+    -0.5 * fit
+        - 0.5 * post.cholesky().log_det()
+        - 0.5 * r.len() as f64 * (2.0 * std::f64::consts::PI).ln()
+}
+
 /// The log marginal likelihood of `y` at hyperparameters `h`, and its gradient if `with_grad`.
 pub fn log_marginal_likelihood(
     h: &GpHyper,
@@ -88,10 +96,7 @@ pub fn log_marginal_likelihood(
     let (post, r) = posterior(h, x, y, extra_diag, par)?;
     let n = y.len();
     let alpha = post.t();
-    let fit: f64 = r.iter().zip(alpha).map(|(a, b)| a * b).sum();
-    let value = -0.5 * fit
-        - 0.5 * post.cholesky().log_det()
-        - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
+    let value = lml_value(&post, &r);
     let mut grad = Vec::new();
     if with_grad {
         // W = α αᵀ − (K + σ²I)⁻¹ on the lower triangle, which is all the kernel reads.
@@ -220,8 +225,8 @@ impl ExactGp {
     ) -> Result<ExactGp, ModelError> {
         check_data(x, y)?;
         let par = parallelism_for(x.nrows());
-        let lml = log_marginal_likelihood(&hyper, x, y, extra_diag, par, false)?.value;
         let (posterior, residual) = posterior(&hyper, x, y, extra_diag, par)?;
+        let lml = lml_value(&posterior, &residual);
         Ok(ExactGp {
             hyper,
             extra_diag,
