@@ -14,12 +14,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use faer::Mat;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
-use trustgp::data::{read_csv, Standardizer};
+use trustgp::data::{read_csv, Dataset, Standardizer};
 use trustgp::kernels::Kernel;
 use trustgp::linalg::parallelism_for;
 use trustgp::means::Mean;
@@ -44,7 +43,8 @@ pub struct Args {
     /// Repetitions of the single-evaluation timing (the median is reported).
     #[arg(long, default_value_t = 5)]
     reps: usize,
-    /// Also write the first max(sizes) shuffled, z-scored rows to this CSV (for timing the CLI).
+    /// Also write the first max(sizes) rows, in the order used and original units, to this CSV
+    /// (for timing `trustgp fit` on the same rows).
     #[arg(long)]
     write_csv: Option<PathBuf>,
 }
@@ -75,7 +75,7 @@ pub fn run(a: &Args) -> Result<(), BenchError> {
         let y: Vec<f64> = (0..n).map(|i| ys[(i, 0)]).collect();
         if n == max_n {
             if let Some(path) = &a.write_csv {
-                write_csv(path, &sub.input_names, &target, &x, &y)?;
+                write_csv(path, &sub)?;
             }
         }
         let d = x.ncols();
@@ -152,17 +152,20 @@ fn row_order(a: &Args, n: usize) -> Result<Vec<usize>, BenchError> {
     }
 }
 
-fn write_csv(
-    path: &PathBuf,
-    names: &[String],
-    target: &str,
-    x: &Mat<f64>,
-    y: &[f64],
-) -> Result<(), BenchError> {
-    let mut text = format!("{},{target}\n", names.join(","));
-    for (i, yi) in y.iter().enumerate() {
-        let row: Vec<String> = (0..x.ncols()).map(|j| x[(i, j)].to_string()).collect();
-        text.push_str(&format!("{},{yi}\n", row.join(",")));
+/// The selected rows in their original units, for timing `trustgp fit` on exactly these rows.
+fn write_csv(path: &PathBuf, sub: &Dataset) -> Result<(), BenchError> {
+    let mut text = format!(
+        "{},{}\n",
+        sub.input_names.join(","),
+        sub.target_names.join(",")
+    );
+    for i in 0..sub.n() {
+        let row: Vec<String> = (0..sub.d())
+            .map(|j| sub.x[(i, j)].to_string())
+            .chain(std::iter::once(sub.y[(i, 0)].to_string()))
+            .collect();
+        text.push_str(&row.join(","));
+        text.push('\n');
     }
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())

@@ -175,31 +175,24 @@ fn evaluate_reports_metrics_for_random_and_file_splits() {
         ));
     }
     let sf = write(&dir, "splits.csv", &split);
-    let o = trustgp(&[
-        "evaluate",
-        "--data",
-        &yacht(),
-        "--target",
-        "residuary_resistance",
-        "--split-file",
-        &sf,
-        "--split",
-        "0",
-    ]);
+    let with_split = |k: &str| {
+        trustgp(&[
+            "evaluate",
+            "--data",
+            &yacht(),
+            "--target",
+            "residuary_resistance",
+            "--split-file",
+            &sf,
+            "--split",
+            k,
+        ])
+    };
+    let o = with_split("0");
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["n_test"], 31);
-    let o = trustgp(&[
-        "evaluate",
-        "--data",
-        &yacht(),
-        "--target",
-        "residuary_resistance",
-        "--split-file",
-        &sf,
-        "--split",
-        "4",
-    ]);
+    let o = with_split("4");
     assert_fails(&o, &["splits.csv", "4"]);
 }
 

@@ -343,4 +343,27 @@ fn bad_inputs_are_errors_not_panics() {
         .to_string()
         .contains("row 1"));
     assert!(h.with_vec(&[0.0]).is_err());
+    // Hyperparameters that do not fit the data are errors too.
+    let uninitialised = GpHyper {
+        kernel: Kernel::parse("se").unwrap(),
+        mean: Mean::Zero,
+        noise: 0.1,
+    };
+    let e = ExactGp::at(uninitialised, x.as_ref(), &y, 0.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("initialise"), "{e}");
+    let three_dims = hyper(
+        "se(ls=[1, 1, 1])",
+        Mean::Zero,
+        0.1,
+        &Mat::<f64>::zeros(2, 3),
+    );
+    assert!(ExactGp::at(three_dims, x.as_ref(), &y, 0.0).is_err());
+    let mut negative = h.clone();
+    negative.noise = -1.0;
+    assert!(ExactGp::at(negative, x.as_ref(), &y, 0.0)
+        .unwrap_err()
+        .to_string()
+        .contains("noise"));
 }

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 use trustgp::data::{metrics, random_split, read_split_file, Split};
 use trustgp::models::regressor::Regressor;
 
-use super::{config, dataset, fit_summary, print_json, CliError};
+use super::{config, dataset, fit_summary, print_json, report_warnings, CliError};
 use crate::args::EvaluateArgs;
 use crate::progress::spinner;
 
@@ -35,6 +35,7 @@ pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
     let model = Regressor::fit(&train, &cfg);
     pb.finish_and_clear();
     let model = model?;
+    report_warnings(&model);
     let preds = model.predict(test.x.as_ref(), false)?;
     let mut per_output = Vec::new();
     let (mut rmse, mut mae, mut nlpd) = (0.0, 0.0, 0.0);

@@ -4,7 +4,7 @@ use serde_json::Value;
 use trustgp::models::file;
 use trustgp::models::regressor::Regressor;
 
-use super::{config, dataset, fit_summary, print_json, CliError};
+use super::{config, dataset, fit_summary, print_json, report_warnings, CliError};
 use crate::args::FitArgs;
 use crate::progress::spinner;
 
@@ -16,6 +16,7 @@ pub fn run(a: &FitArgs) -> Result<(), CliError> {
     let model = Regressor::fit(&data, &cfg);
     pb.finish_and_clear();
     let model = model?;
+    report_warnings(&model);
     file::save(&model, &a.out)?;
     let mut summary = fit_summary(&model);
     if let Value::Object(m) = &mut summary {

@@ -83,6 +83,13 @@ pub fn fit_summary(r: &Regressor) -> Value {
     })
 }
 
+/// Tell the user (on stderr) what the fit reported that they should know.
+pub fn report_warnings(r: &Regressor) {
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// Print one JSON object on stdout.
 pub fn print_json(v: &Value) -> Result<(), CliError> {
     println!("{}", serde_json::to_string_pretty(v)?);

@@ -37,6 +37,26 @@ pub struct Lml {
     pub jitter: f64,
 }
 
+/// Check that the hyperparameters fit the data: the kernel is initialised and its dims and
+/// ARD lengths match the inputs, and the mean has the right number of weights.
+fn check_hyper(h: &GpHyper, x: MatRef<'_, f64>) -> Result<(), ModelError> {
+    if !h.kernel.is_initialized() {
+        return Err(ModelError::Invalid(format!(
+            "kernel '{}' has lengthscales without values: initialise it from the data first",
+            h.kernel
+        )));
+    }
+    h.kernel.validate(x.ncols())?;
+    h.mean.check_inputs(x.ncols())?;
+    if !(h.noise.is_finite() && h.noise > 0.0) {
+        return Err(ModelError::Invalid(format!(
+            "noise must be a positive variance, got {}",
+            h.noise
+        )));
+    }
+    Ok(())
+}
+
 /// Check the shapes and values that every exact-GP computation relies on.
 fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
     if x.nrows() == 0 {
@@ -93,6 +113,7 @@ pub fn log_marginal_likelihood(
     with_grad: bool,
 ) -> Result<Lml, ModelError> {
     check_data(x, y)?;
+    check_hyper(h, x)?;
     let (post, r) = posterior(h, x, y, extra_diag, par)?;
     let n = y.len();
     let alpha = post.t();
@@ -224,6 +245,7 @@ impl ExactGp {
         extra_diag: f64,
     ) -> Result<ExactGp, ModelError> {
         check_data(x, y)?;
+        check_hyper(&hyper, x)?;
         let par = parallelism_for(x.nrows());
         let (posterior, residual) = posterior(&hyper, x, y, extra_diag, par)?;
         let lml = lml_value(&posterior, &residual);

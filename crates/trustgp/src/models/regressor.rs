@@ -90,7 +90,7 @@ impl Regressor {
     /// Fit one GP per target column of `data`.
     pub fn fit(data: &Dataset, cfg: &RegressorConfig) -> Result<Regressor, ModelError> {
         let start = Instant::now();
-        let (standardizer, warnings) = if cfg.standardize {
+        let (standardizer, mut warnings) = if cfg.standardize {
             let (st, constant) = Standardizer::fit(data.x.as_ref(), data.y.as_ref())?;
             (st, constant.warnings(&data.input_names, &data.target_names))
         } else {
@@ -129,6 +129,13 @@ impl Regressor {
                 noise,
             };
             let gp = ExactGp::fit(x.as_ref(), &y, init, &cfg.fit)?;
+            if !missing_rows.is_empty() {
+                warnings.push(format!(
+                    "target '{name}': {} row(s) with an empty cell were left out of its fit \
+                     (0-based data rows {missing_rows:?})",
+                    missing_rows.len()
+                ));
+            }
             outputs.push(OutputGp {
                 target: name.clone(),
                 gp,
