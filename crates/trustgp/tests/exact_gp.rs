@@ -360,6 +360,13 @@ fn bad_inputs_are_errors_not_panics() {
         &Mat::<f64>::zeros(2, 3),
     );
     assert!(ExactGp::at(three_dims, x.as_ref(), &y, 0.0).is_err());
+    // Too many rows for dense n×n matrices is refused before anything is allocated.
+    let big = Mat::<f64>::zeros(trustgp::models::exact::MAX_EXACT_ROWS + 1, 2);
+    let ybig = vec![0.0; big.nrows()];
+    let e = ExactGp::at(h.clone(), big.as_ref(), &ybig, 0.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("GiB"), "{e}");
     let mut negative = h.clone();
     negative.noise = -1.0;
     assert!(ExactGp::at(negative, x.as_ref(), &y, 0.0)

@@ -57,10 +57,24 @@ fn check_hyper(h: &GpHyper, x: MatRef<'_, f64>) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// The largest training set the exact GP accepts. A likelihood gradient holds three n×n
+/// matrices of f64 (kernel/factor, inverse, faer's workspace): 3·8·n² bytes, about 15 GB at
+/// this size — the most that fits a 24 GB machine with room to spare. Larger data sets need
+/// the sparse or computation-aware models.
+pub const MAX_EXACT_ROWS: usize = 25_000;
+
 /// Check the shapes and values that every exact-GP computation relies on.
 fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
     if x.nrows() == 0 {
         return Err(ModelError::Invalid("no training rows".into()));
+    }
+    if x.nrows() > MAX_EXACT_ROWS {
+        let gib = 3.0 * 8.0 * (x.nrows() as f64).powi(2) / (1u64 << 30) as f64;
+        return Err(ModelError::Invalid(format!(
+            "{} training rows is more than the exact GP handles ({MAX_EXACT_ROWS}): it would need \
+             about {gib:.0} GiB for its n×n matrices; use a subset or a scalable model",
+            x.nrows()
+        )));
     }
     if x.nrows() != y.len() {
         return Err(ModelError::Invalid(format!(
