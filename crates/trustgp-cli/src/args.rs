@@ -23,7 +23,7 @@ pub enum Command {
     /// Fit on a training split and report test metrics in original units.
     Evaluate(EvaluateArgs),
     /// Run a short demonstration on bundled data (UCI Yacht).
-    Demo,
+    Demo(DemoArgs),
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
@@ -110,4 +110,12 @@ pub struct EvaluateArgs {
     /// Outlier contamination of the training rows: uniform|asymmetric|focused:FRACTION[:COLUMN].
     #[arg(long)]
     pub contaminate: Option<String>,
+}
+
+/// `trustgp demo`.
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Also draw the held-out predictions against the truth, with 95% intervals, as SVG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }

@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod plot;
 mod progress;
 
 use clap::Parser;
@@ -13,7 +14,7 @@ fn main() {
         args::Command::Fit(a) => commands::fit::run(&a),
         args::Command::Predict(a) => commands::predict::run(&a),
         args::Command::Evaluate(a) => commands::evaluate::run(&a),
-        args::Command::Demo => commands::demo::run(),
+        args::Command::Demo(a) => commands::demo::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -207,6 +207,14 @@ fn demo_runs_without_arguments() {
         "{v}"
     );
     assert!(demo["coverage_95"].as_f64().unwrap() > 0.8);
+    let svg = scratch("demo").join("demo.svg");
+    let o = trustgp(&["demo", "--plot", &svg.display().to_string()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        text.matches("<circle").count(),
+        demo["n_test"].as_u64().unwrap() as usize
+    );
 }
 
 #[test]

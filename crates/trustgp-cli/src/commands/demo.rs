@@ -9,6 +9,8 @@ use trustgp::data::{metrics, random_split, read_csv_str};
 use trustgp::models::regressor::{Regressor, RegressorConfig};
 
 use super::{fit_summary, print_json, CliError};
+use crate::args::DemoArgs;
+use crate::plot::truth_vs_prediction;
 
 /// The bundled data set (CC BY 4.0, see data/uci_yacht/SOURCE.txt).
 const YACHT_CSV: &str = include_str!("../../../../data/uci_yacht/data.csv");
@@ -16,7 +18,7 @@ const TARGET: &str = "residuary_resistance";
 const SEED: u64 = 0;
 
 /// Run the subcommand.
-pub fn run() -> Result<(), CliError> {
+pub fn run(a: &DemoArgs) -> Result<(), CliError> {
     eprintln!(
         "trustgp demo: exact Gaussian-process regression on UCI Yacht hydrodynamics (bundled)"
     );
@@ -85,6 +87,20 @@ pub fn run() -> Result<(), CliError> {
     eprintln!("  first held-out rows:   truth   prediction ± 2 std");
     for (yi, (m, sd)) in y.iter().zip(p.mean.iter().zip(&p.std)).take(5) {
         eprintln!("    {yi:>22.2} {m:>12.2} ± {:.2}", 2.0 * sd);
+    }
+    if let Some(path) = &a.plot {
+        let points: Vec<(f64, f64, f64)> = y
+            .iter()
+            .zip(p.mean.iter().zip(&p.std))
+            .map(|(t, (m, s))| (*t, *m, 1.959964 * s))
+            .collect();
+        let svg = truth_vs_prediction(
+            &points,
+            &format!("UCI Yacht, {} held-out rows: GP prediction ± 95%", y.len()),
+            "predicted residuary resistance",
+        );
+        std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        eprintln!("  plot written to {}", path.display());
     }
     eprintln!("Try: cargo run --release -- fit --data data/uci_yacht/data.csv --target {TARGET} --out yacht.json");
     let mut summary = fit_summary(&model);
