@@ -409,17 +409,12 @@ fn optimize(
                 .collect(),
         );
     }
-    // Small problems: restarts in parallel, each with sequential algebra. Large problems: one
-    // start at a time, with the factorisations using every core.
-    let inner = if starts.len() > 1 && par == Parallelism::Sequential {
-        Parallelism::Sequential
-    } else {
-        par
-    };
+    // `par` is sequential for small problems, whose restarts then run in parallel (one core
+    // each); large problems run one start at a time with the factorisations using every core.
     let run = |(i, s): (usize, &Vec<f64>)| -> (StartReport, Option<Vec<f64>>) {
         let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
             let h = init.with_vec(v).map_err(|e| e.to_string())?;
-            let l = log_marginal_likelihood(&h, x, y, opts.extra_diag, inner, true)
+            let l = log_marginal_likelihood(&h, x, y, opts.extra_diag, par, true)
                 .map_err(|e| e.to_string())?;
             Ok((-l.value, l.grad.iter().map(|g| -g).collect()))
         };
