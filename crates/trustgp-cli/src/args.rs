@@ -18,7 +18,7 @@ pub struct Cli {
 pub enum Command {
     /// Fit a model to a CSV and save it as JSON.
     Fit(FitArgs),
-    /// Predict with a saved model: CSV with mean_<target>, std_<target> per row.
+    /// Predict with a saved model: CSV with mean_TARGET, std_TARGET per row.
     Predict(PredictArgs),
     /// Fit on a training split and report test metrics in original units.
     Evaluate(EvaluateArgs),
@@ -41,8 +41,10 @@ pub struct ModelArgs {
     /// Model: gp (more models arrive with later releases).
     #[arg(long, default_value = "gp")]
     pub model: String,
-    /// Kernel expression, e.g. "const * se", "se(ls=[1,2]) + per(period=3)" (default: const * se, ARD).
-    #[arg(long)]
+    #[arg(
+        long,
+        help = "Kernel expression, e.g. \"const * se\", \"se(ls=[1,2]) + per(period=3)\" (default: const * se, ARD)"
+    )]
     pub kernel: Option<String>,
     /// Initial noise variance, in standardised target units unless --no-standardize (default 0.1).
     #[arg(long, allow_negative_numbers = true)]
@@ -107,8 +109,10 @@ pub struct EvaluateArgs {
     /// … and the split to use from it.
     #[arg(long, requires = "split_file")]
     pub split: Option<usize>,
-    /// Outlier contamination of the training rows: uniform|asymmetric|focused:FRACTION[:COLUMN].
-    #[arg(long)]
+    #[arg(
+        long,
+        help = "Outlier contamination of the training rows: uniform|asymmetric|focused:FRACTION[:COLUMN]"
+    )]
     pub contaminate: Option<String>,
 }
 

@@ -35,7 +35,7 @@ pub(crate) const KNOWN_NAMES: &str =
     "se, rbf, matern12, matern32, matern52, rq, per, lin, const, white";
 
 impl BaseKind {
-    /// All kinds, in the order of [`KNOWN_NAMES`].
+    /// All kinds, in the order the parser lists known names.
     pub const ALL: [BaseKind; 9] = [
         BaseKind::Se,
         BaseKind::Matern12,

@@ -2,7 +2,7 @@
 //!
 //! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
-//! * [`file`] — versioned JSON model files.
+//! * [`file`](mod@file) — versioned JSON model files.
 
 pub mod conjugate;
 pub mod exact;
