@@ -3,6 +3,32 @@
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
+/// A prior mean function evaluated on the rows of an input matrix.
+pub trait PriorMean: Clone + std::fmt::Debug + Send + Sync {
+    /// `m(x_i)` for every row `x_i` of `x`.
+    fn eval(&self, x: MatRef<'_, f64>) -> Vec<f64>;
+}
+
+impl PriorMean for Mean {
+    fn eval(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        Mean::eval(self, x)
+    }
+}
+
+/// One constant prior mean per output, for task-indexed inputs (the last column holds the
+/// output index; see [`MultiOutputKernel`](crate::kernels::MultiOutputKernel)).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskMean(pub Vec<f64>);
+
+impl PriorMean for TaskMean {
+    fn eval(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        let last = x.ncols() - 1;
+        (0..x.nrows())
+            .map(|i| self.0[x[(i, last)] as usize])
+            .collect()
+    }
+}
+
 /// A GP prior mean `m(x)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]

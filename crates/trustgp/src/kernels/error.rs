@@ -122,6 +122,9 @@ pub enum KernelError {
         /// The rejected value.
         value: f64,
     },
+    /// A multi-output (coregionalisation) kernel that does not make sense.
+    #[error("multi-output kernel: {0}")]
+    MultiOutput(String),
 }
 
 impl KernelError {

@@ -14,10 +14,12 @@
 
 mod base;
 mod composite;
+mod covariance;
 mod engine;
 mod error;
 mod eval;
 mod expr;
+mod multi_output;
 mod pair;
 mod params;
 mod print;
@@ -28,7 +30,9 @@ mod tests;
 use faer::{Mat, MatRef};
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
+pub use covariance::Covariance;
 pub use error::KernelError;
+pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel};
 
 /// A covariance kernel: a base kernel, or a sum or elementwise product of kernels.
 ///

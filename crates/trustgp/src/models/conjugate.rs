@@ -16,19 +16,20 @@
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use crate::kernels::Kernel;
+use crate::kernels::{Covariance, Kernel};
 use crate::linalg::{Cholesky, LinalgError, Parallelism};
-use crate::means::Mean;
+use crate::means::{Mean, PriorMean};
 
 /// How many test points are predicted per block: bounds memory to `n × BLOCK` for the
 /// cross-covariance and gives rayon independent blocks to spread over cores.
 const PREDICT_BLOCK: usize = 512;
 
-/// A fitted conjugate posterior over training inputs `x`.
+/// A fitted conjugate posterior over training inputs `x`, for any covariance `C` (a kernel, or
+/// a multi-output kernel on task-indexed inputs) and prior mean `M`.
 #[derive(Clone, Debug)]
-pub struct ConjugatePosterior {
-    kernel: Kernel,
-    mean: Mean,
+pub struct ConjugatePosterior<C = Kernel, M = Mean> {
+    kernel: C,
+    mean: M,
     x: Mat<f64>,
     chol: Cholesky,
     t: Vec<f64>,
@@ -43,13 +44,13 @@ pub struct Marginals {
     pub var: Vec<f64>,
 }
 
-impl ConjugatePosterior {
+impl<C: Covariance, M: PriorMean> ConjugatePosterior<C, M> {
     /// Build the posterior: factorise `K(x, x) + diag(d)` and solve for `t = (K + D)⁻¹ r`.
     ///
     /// `residual` is `y − m̃` and `d` the diagonal of `D`, one entry per training row.
     pub fn new(
-        kernel: Kernel,
-        mean: Mean,
+        kernel: C,
+        mean: M,
         x: Mat<f64>,
         residual: &[f64],
         d: &[f64],
@@ -78,13 +79,13 @@ impl ConjugatePosterior {
         self.x.as_ref()
     }
 
-    /// The kernel.
-    pub fn kernel(&self) -> &Kernel {
+    /// The covariance function.
+    pub fn kernel(&self) -> &C {
         &self.kernel
     }
 
     /// The prior mean.
-    pub fn mean(&self) -> &Mean {
+    pub fn mean(&self) -> &M {
         &self.mean
     }
 

@@ -18,6 +18,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use super::conjugate::{ConjugatePosterior, Marginals};
+use super::evidence::evidence;
 use super::hyper::GpHyper;
 use super::ModelError;
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
@@ -92,31 +93,6 @@ fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// The posterior at hyperparameters `h` (with `extra_diag` added to the noise, e.g.
-/// scikit-learn's `alpha`) and the residual it was built from.
-fn posterior(
-    h: &GpHyper,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    extra_diag: f64,
-    par: Parallelism,
-) -> Result<(ConjugatePosterior, Vec<f64>), ModelError> {
-    let m = h.mean.eval(x);
-    let r: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
-    let d = vec![h.noise + extra_diag; y.len()];
-    let post =
-        ConjugatePosterior::new(h.kernel.clone(), h.mean.clone(), x.to_owned(), &r, &d, par)?;
-    Ok((post, r))
-}
-
-/// `−½ rᵀ α − ½ log det(K + σ²I) − (n/2) log 2π` from a built posterior.
-fn lml_value(post: &ConjugatePosterior, r: &[f64]) -> f64 {
-    let fit: f64 = r.iter().zip(post.t()).map(|(a, b)| a * b).sum();
-    -0.5 * fit
-        - 0.5 * post.cholesky().log_det()
-        - 0.5 * r.len() as f64 * (2.0 * std::f64::consts::PI).ln()
-}
-
 /// The log marginal likelihood of `y` at hyperparameters `h`, and its gradient if `with_grad`.
 pub fn log_marginal_likelihood(
     h: &GpHyper,
@@ -128,45 +104,23 @@ pub fn log_marginal_likelihood(
 ) -> Result<Lml, ModelError> {
     check_data(x, y)?;
     check_hyper(h, x)?;
-    let (post, r) = posterior(h, x, y, extra_diag, par)?;
-    let n = y.len();
-    let alpha = post.t();
-    let value = lml_value(&post, &r);
+    let m = h.mean.eval(x);
+    let r: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
+    let d = vec![h.noise + extra_diag; y.len()];
+    let e = evidence(h.kernel.clone(), h.mean.clone(), x, &r, &d, par, with_grad)?;
     let mut grad = Vec::new();
     if with_grad {
-        // W = α αᵀ − (K + σ²I)⁻¹ on the lower triangle, which is all the kernel reads.
-        let mut w = post.cholesky().inverse_lower();
-        lower_outer_minus(w.as_mut(), alpha, par);
-        grad = vec![0.0; h.n_params()];
-        let nk = h.kernel.n_params();
-        h.kernel.grad_contract(x, w.as_ref(), &mut grad[..nk]);
-        for g in &mut grad[..nk] {
-            *g *= 0.5;
-        }
-        let trace_w: f64 = (0..n).map(|i| w[(i, i)]).sum();
-        grad[nk] = 0.5 * h.noise * trace_w;
-        grad[nk + 1..].copy_from_slice(&h.mean.grad_contract(x, alpha));
+        grad = e.grad_kernel;
+        grad.push(h.noise * e.grad_diag.iter().sum::<f64>());
+        grad.extend(h.mean.grad_contract(x, e.posterior.t()));
     }
     Ok(Lml {
-        value,
+        value: e.value,
         grad,
-        jitter: post.cholesky().jitter(),
+        jitter: e.posterior.cholesky().jitter(),
     })
 }
 
-/// Overwrite the lower triangle of `w` (holding `A`) with `α αᵀ − A`.
-fn lower_outer_minus(w: faer::MatMut<'_, f64>, alpha: &[f64], par: Parallelism) {
-    let update = |(j, mut col): (usize, faer::ColMut<'_, f64>)| {
-        for i in j..alpha.len() {
-            col[i] = alpha[i] * alpha[j] - col[i];
-        }
-    };
-    if par == Parallelism::Parallel {
-        w.par_col_iter_mut().enumerate().for_each(update);
-    } else {
-        w.col_iter_mut().enumerate().for_each(update);
-    }
-}
 
 /// Options of [`ExactGp::fit`].
 #[derive(Clone, Debug)]
@@ -261,14 +215,16 @@ impl ExactGp {
         check_data(x, y)?;
         check_hyper(&hyper, x)?;
         let par = parallelism_for(x.nrows());
-        let (posterior, residual) = posterior(&hyper, x, y, extra_diag, par)?;
-        let lml = lml_value(&posterior, &residual);
+        let m = hyper.mean.eval(x);
+        let residual: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
+        let d = vec![hyper.noise + extra_diag; y.len()];
+        let e = evidence(hyper.kernel.clone(), hyper.mean.clone(), x, &residual, &d, par, false)?;
         Ok(ExactGp {
             hyper,
             extra_diag,
-            posterior,
+            posterior: e.posterior,
             residual,
-            lml,
+            lml: e.value,
             starts: Vec::new(),
         })
     }

@@ -5,6 +5,7 @@
 //! * [`file`](mod@file) — versioned JSON model files.
 
 pub mod conjugate;
+mod evidence;
 pub mod exact;
 pub mod file;
 pub mod hyper;

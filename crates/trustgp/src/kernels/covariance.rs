@@ -1,0 +1,43 @@
+//! The covariance interface shared by single- and multi-output kernels.
+//!
+//! The conjugate core and the objectives built on it only need a covariance matrix, cross- and
+//! diagonal covariances, and the gradient contraction `Σ_ab W_ab ∂K_ab/∂θ_j`. A [`Kernel`] on
+//! plain inputs and a [`MultiOutputKernel`](super::MultiOutputKernel) on task-indexed inputs
+//! both provide them, so every model is written once for both.
+
+use faer::{Mat, MatRef};
+
+use super::Kernel;
+
+/// A covariance function over the rows of an input matrix, with log-space hyperparameters.
+pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
+    /// The n×n covariance matrix of the rows of `x` (full, symmetric).
+    fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64>;
+    /// The n1×n2 cross-covariance between the rows of `x1` and `x2`.
+    fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64>;
+    /// The diagonal of [`Covariance::matrix`].
+    fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64>;
+    /// Number of hyperparameters.
+    fn n_params(&self) -> usize;
+    /// Adds `Σ_ab W_ab ∂K_ab/∂θ_j` to `out[j]` for every hyperparameter; `W` is symmetric and
+    /// only its lower triangle is read.
+    fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]);
+}
+
+impl Covariance for Kernel {
+    fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        Kernel::matrix(self, x)
+    }
+    fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64> {
+        Kernel::cross(self, x1, x2)
+    }
+    fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        Kernel::diag(self, x)
+    }
+    fn n_params(&self) -> usize {
+        Kernel::n_params(self)
+    }
+    fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]) {
+        Kernel::grad_contract(self, x, w, out)
+    }
+}

@@ -1,0 +1,539 @@
+//! Multi-output kernels: the intrinsic and linear models of coregionalisation (ICM, LMC).
+//!
+//! Outputs ("tasks") are encoded in the inputs: a multi-output input matrix has the ordinary
+//! input columns followed by one column holding the task index `t ∈ {0, …, T−1}` of the row.
+//! One row is one observed (input, output) pair, so heterotopic data (a point where only some
+//! outputs were measured) is simply a set of rows, and no covariance ever holds an unobserved
+//! entry. The covariance of rows a and b is
+//!
+//! ```text
+//! k((x_a, t_a), (x_b, t_b)) = Σ_q B_q[t_a, t_b] κ_q(x_a, x_b),     B_q = A_q A_qᵀ + diag(κ_q),
+//! ```
+//!
+//! one term per latent process q (ICM: a single term). `A_q` is a free T×rank matrix; the
+//! diagonal `κ_q` (positive, in log space) is present only when rank < T, where it keeps
+//! `B_q` positive definite. For ICM with rank T, `B = A Aᵀ` has the rotation and sign
+//! ambiguity of any Cholesky-like factor; compare `B`, never `A`.
+
+use faer::{Mat, MatRef};
+
+use super::{Covariance, Kernel, KernelError};
+
+/// Log-space bounds of the diagonal coregionalisation term κ.
+const KAPPA_BOUNDS: (f64, f64) = (1e-8, 1e5);
+
+/// A coregionalisation matrix `B = A Aᵀ + diag(κ)` over T tasks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Coregion {
+    a: Mat<f64>,
+    kappa: Option<Vec<f64>>,
+}
+
+impl Coregion {
+    /// A coregionalisation with factor `a` (T×rank) and, optionally, a positive diagonal
+    /// `kappa` (one entry per task).
+    pub fn new(a: Mat<f64>, kappa: Option<Vec<f64>>) -> Result<Coregion, KernelError> {
+        let bad = |m: String| Err(KernelError::MultiOutput(m));
+        if a.nrows() == 0 || a.ncols() == 0 {
+            return bad("the coregionalisation factor A must have at least one row and column".into());
+        }
+        for i in 0..a.nrows() {
+            for k in 0..a.ncols() {
+                if !a[(i, k)].is_finite() {
+                    return bad(format!("A[{i},{k}] = {} is not finite", a[(i, k)]));
+                }
+            }
+        }
+        if let Some(k) = &kappa {
+            if k.len() != a.nrows() {
+                return bad(format!(
+                    "kappa has {} entries but A has {} rows (one per task)",
+                    k.len(),
+                    a.nrows()
+                ));
+            }
+            if let Some(t) = k.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+                return bad(format!("kappa[{t}] = {} is not a positive number", k[t]));
+            }
+        }
+        Ok(Coregion { a, kappa })
+    }
+
+    /// A rank-`rank` coregionalisation whose `B` approximates the covariance `c` (T×T): the
+    /// leading columns of the Cholesky factor of `c` (with a small relative jitter), and, when
+    /// `rank < T`, the diagonal κ that restores `c`'s variances (floored at 1e-3 of them).
+    pub fn from_covariance(c: MatRef<'_, f64>, rank: usize) -> Result<Coregion, KernelError> {
+        let t = c.nrows();
+        if c.ncols() != t || t == 0 {
+            return Err(KernelError::MultiOutput(format!(
+                "the initial output covariance must be square and non-empty, got {}×{}",
+                c.nrows(),
+                c.ncols()
+            )));
+        }
+        if rank == 0 || rank > t {
+            return Err(KernelError::MultiOutput(format!(
+                "rank must be between 1 and the number of outputs ({t}), got {rank}"
+            )));
+        }
+        let mean_diag = (0..t).map(|i| c[(i, i)]).sum::<f64>() / t as f64;
+        let mut cj = c.to_owned();
+        for i in 0..t {
+            cj[(i, i)] += 1e-6 * mean_diag.abs().max(f64::MIN_POSITIVE);
+        }
+        let l = cj.llt(faer::Side::Lower).map_err(|_| {
+            KernelError::MultiOutput("the initial output covariance is not positive definite".into())
+        })?;
+        let l = l.L();
+        let a = Mat::from_fn(t, rank, |i, k| if k <= i { l[(i, k)] } else { 0.0 });
+        let kappa = (rank < t).then(|| {
+            (0..t)
+                .map(|i| {
+                    let explained: f64 = (0..rank).map(|k| a[(i, k)] * a[(i, k)]).sum();
+                    (c[(i, i)] - explained).max(1e-3 * c[(i, i)].abs()).max(1e-8)
+                })
+                .collect()
+        });
+        Coregion::new(a, kappa)
+    }
+
+    /// Number of tasks T.
+    pub fn n_tasks(&self) -> usize {
+        self.a.nrows()
+    }
+
+    /// Rank of `A`.
+    pub fn rank(&self) -> usize {
+        self.a.ncols()
+    }
+
+    /// The factor `A` (T×rank).
+    pub fn a(&self) -> MatRef<'_, f64> {
+        self.a.as_ref()
+    }
+
+    /// The diagonal term κ, if present.
+    pub fn kappa(&self) -> Option<&[f64]> {
+        self.kappa.as_deref()
+    }
+
+    /// `B = A Aᵀ + diag(κ)`.
+    pub fn b(&self) -> Mat<f64> {
+        let mut b = &self.a * self.a.transpose();
+        if let Some(k) = &self.kappa {
+            for (t, v) in k.iter().enumerate() {
+                b[(t, t)] += v;
+            }
+        }
+        b
+    }
+
+    fn n_params(&self) -> usize {
+        self.a.nrows() * self.a.ncols() + self.kappa.as_ref().map_or(0, Vec::len)
+    }
+
+    /// `vec(A)` (column-major), then `ln κ`.
+    fn params(&self) -> Vec<f64> {
+        let mut p: Vec<f64> = (0..self.a.ncols())
+            .flat_map(|k| (0..self.a.nrows()).map(move |i| (i, k)))
+            .map(|(i, k)| self.a[(i, k)])
+            .collect();
+        if let Some(kappa) = &self.kappa {
+            p.extend(kappa.iter().map(|v| v.ln()));
+        }
+        p
+    }
+
+    fn set_params(&mut self, p: &[f64]) {
+        let (t, r) = (self.a.nrows(), self.a.ncols());
+        for k in 0..r {
+            for i in 0..t {
+                self.a[(i, k)] = p[k * t + i];
+            }
+        }
+        if let Some(kappa) = &mut self.kappa {
+            for (v, lp) in kappa.iter_mut().zip(&p[t * r..]) {
+                *v = lp.exp();
+            }
+        }
+    }
+
+    /// Gradient of the parameters given `G_pq = ∂φ/∂B_pq` (G symmetric, each entry of `B`
+    /// treated as a separate variable): `∂φ/∂A = (G + Gᵀ) A`, `∂φ/∂ln κ_t = G_tt κ_t`.
+    fn grad_from(&self, g: &Mat<f64>, out: &mut [f64]) {
+        let (t, r) = (self.a.nrows(), self.a.ncols());
+        for k in 0..r {
+            for i in 0..t {
+                out[k * t + i] += (0..t)
+                    .map(|q| (g[(i, q)] + g[(q, i)]) * self.a[(q, k)])
+                    .sum::<f64>();
+            }
+        }
+        if let Some(kappa) = &self.kappa {
+            for (i, v) in kappa.iter().enumerate() {
+                out[t * r + i] += g[(i, i)] * v;
+            }
+        }
+    }
+}
+
+/// One latent process of an LMC: a kernel on the inputs and its coregionalisation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LmcTerm {
+    /// Kernel on the ordinary input columns.
+    pub kernel: Kernel,
+    /// Mixing across outputs.
+    pub coregion: Coregion,
+}
+
+/// A multi-output kernel `Σ_q B_q ⊗ κ_q` on task-indexed inputs (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MultiOutputKernel {
+    terms: Vec<LmcTerm>,
+}
+
+/// The task index of row `i` of a task-indexed input (its last column).
+fn task(x: MatRef<'_, f64>, i: usize) -> usize {
+    x[(i, x.ncols() - 1)] as usize
+}
+
+impl MultiOutputKernel {
+    /// An LMC from its terms (ICM: one term). All coregionalisations must have the same
+    /// number of tasks.
+    pub fn new(terms: Vec<LmcTerm>) -> Result<MultiOutputKernel, KernelError> {
+        let Some(first) = terms.first() else {
+            return Err(KernelError::MultiOutput("an LMC needs at least one term".into()));
+        };
+        let t = first.coregion.n_tasks();
+        if let Some(q) = terms.iter().position(|m| m.coregion.n_tasks() != t) {
+            return Err(KernelError::MultiOutput(format!(
+                "term {q} mixes {} outputs but term 0 mixes {t}",
+                terms[q].coregion.n_tasks()
+            )));
+        }
+        Ok(MultiOutputKernel { terms })
+    }
+
+    /// The terms.
+    pub fn terms(&self) -> &[LmcTerm] {
+        &self.terms
+    }
+
+    /// Number of outputs T.
+    pub fn n_tasks(&self) -> usize {
+        self.terms[0].coregion.n_tasks()
+    }
+
+    /// The flat unconstrained parameter vector: per term, the kernel's log-parameters, then
+    /// `vec(A)`, then `ln κ`.
+    pub fn params(&self) -> Vec<f64> {
+        self.terms
+            .iter()
+            .flat_map(|m| {
+                let mut p = m.kernel.log_params();
+                p.extend(m.coregion.params());
+                p
+            })
+            .collect()
+    }
+
+    /// Sets the parameters from a vector laid out as [`MultiOutputKernel::params`].
+    pub fn set_params(&mut self, p: &[f64]) -> Result<(), KernelError> {
+        let expected = Covariance::n_params(self);
+        if p.len() != expected {
+            return Err(KernelError::ParamCount {
+                expected,
+                got: p.len(),
+            });
+        }
+        if let Some(i) = p.iter().position(|v| !v.is_finite()) {
+            return Err(KernelError::NonFiniteParam {
+                name: self.param_names()[i].clone(),
+                value: p[i],
+            });
+        }
+        let mut offset = 0;
+        for m in &mut self.terms {
+            let nk = m.kernel.n_params();
+            m.kernel.set_log_params(&p[offset..offset + nk])?;
+            offset += nk;
+            let nc = m.coregion.n_params();
+            m.coregion.set_params(&p[offset..offset + nc]);
+            offset += nc;
+        }
+        Ok(())
+    }
+
+    /// Names of the parameters, e.g. `q0.k0.se.ls`, `q0.A[1,0]`, `q0.kappa[1]`.
+    pub fn param_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for (q, m) in self.terms.iter().enumerate() {
+            names.extend(m.kernel.param_names().into_iter().map(|n| format!("q{q}.{n}")));
+            let (t, r) = (m.coregion.n_tasks(), m.coregion.rank());
+            names.extend((0..r).flat_map(|k| (0..t).map(move |i| format!("q{q}.A[{i},{k}]"))));
+            if m.coregion.kappa.is_some() {
+                names.extend((0..t).map(|i| format!("q{q}.kappa[{i}]")));
+            }
+        }
+        names
+    }
+
+    /// Optimisation bounds: the kernels' log bounds, `A` free, κ in [1e-8, 1e5].
+    pub fn bounds(&self) -> Vec<(f64, f64)> {
+        let mut b = Vec::new();
+        for m in &self.terms {
+            b.extend(m.kernel.log_bounds());
+            let free = m.coregion.n_tasks() * m.coregion.rank();
+            b.extend(std::iter::repeat_n((f64::NEG_INFINITY, f64::INFINITY), free));
+            if m.coregion.kappa.is_some() {
+                let kb = (KAPPA_BOUNDS.0.ln(), KAPPA_BOUNDS.1.ln());
+                b.extend(std::iter::repeat_n(kb, m.coregion.n_tasks()));
+            }
+        }
+        b
+    }
+
+    /// Checks a task-indexed input: at least two columns, every task index an integer in
+    /// `0..T`, and the kernels fit the ordinary columns.
+    pub fn validate_inputs(&self, x: MatRef<'_, f64>) -> Result<(), KernelError> {
+        if x.ncols() < 2 {
+            return Err(KernelError::MultiOutput(
+                "task-indexed inputs need the input columns plus a task column".into(),
+            ));
+        }
+        let t = self.n_tasks();
+        if let Some(i) = (0..x.nrows()).find(|&i| {
+            let v = x[(i, x.ncols() - 1)];
+            !(v >= 0.0 && v < t as f64 && v.fract() == 0.0)
+        }) {
+            return Err(KernelError::MultiOutput(format!(
+                "row {i} has task index {} (expected an integer in 0..{t})",
+                x[(i, x.ncols() - 1)]
+            )));
+        }
+        for m in &self.terms {
+            m.kernel.validate(x.ncols() - 1)?;
+        }
+        Ok(())
+    }
+
+    /// The ordinary input columns of a task-indexed input.
+    fn inputs<'a>(x: MatRef<'a, f64>) -> MatRef<'a, f64> {
+        x.subcols(0, x.ncols() - 1)
+    }
+}
+
+impl Covariance for MultiOutputKernel {
+    fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        self.cross(x, x)
+    }
+
+    fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64> {
+        let mut out = Mat::<f64>::zeros(x1.nrows(), x2.nrows());
+        let same = std::ptr::eq(x1.as_ptr(), x2.as_ptr()) && x1.nrows() == x2.nrows();
+        for m in &self.terms {
+            let b = m.coregion.b();
+            let k = if same {
+                m.kernel.matrix(Self::inputs(x1))
+            } else {
+                m.kernel.cross(Self::inputs(x1), Self::inputs(x2))
+            };
+            for j in 0..x2.nrows() {
+                let tj = task(x2, j);
+                for i in 0..x1.nrows() {
+                    out[(i, j)] += b[(task(x1, i), tj)] * k[(i, j)];
+                }
+            }
+        }
+        out
+    }
+
+    fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        let mut out = vec![0.0; x.nrows()];
+        for m in &self.terms {
+            let b = m.coregion.b();
+            let k = m.kernel.diag(Self::inputs(x));
+            for (i, o) in out.iter_mut().enumerate() {
+                let t = task(x, i);
+                *o += b[(t, t)] * k[i];
+            }
+        }
+        out
+    }
+
+    fn n_params(&self) -> usize {
+        self.terms
+            .iter()
+            .map(|m| m.kernel.n_params() + m.coregion.n_params())
+            .sum()
+    }
+
+    fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]) {
+        let n = x.nrows();
+        let t = self.n_tasks();
+        let xi = Self::inputs(x);
+        let mut offset = 0;
+        for m in &self.terms {
+            let b = m.coregion.b();
+            // The kernel's parameters see W ∘ B[t_a, t_b].
+            let mut wb = Mat::<f64>::zeros(n, n);
+            let k = m.kernel.matrix(xi);
+            // G_pq = Σ_ab W_ab κ_ab [t_a = p][t_b = q] over the full symmetric W.
+            let mut g = Mat::<f64>::zeros(t, t);
+            for j in 0..n {
+                let tj = task(x, j);
+                for i in j..n {
+                    let ti = task(x, i);
+                    wb[(i, j)] = w[(i, j)] * b[(ti, tj)];
+                    let v = w[(i, j)] * k[(i, j)];
+                    g[(ti, tj)] += v;
+                    if i != j {
+                        g[(tj, ti)] += v;
+                    }
+                }
+            }
+            let nk = m.kernel.n_params();
+            m.kernel
+                .grad_contract(xi, wb.as_ref(), &mut out[offset..offset + nk]);
+            offset += nk;
+            let nc = m.coregion.n_params();
+            m.coregion.grad_from(&g, &mut out[offset..offset + nc]);
+            offset += nc;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task_inputs() -> Mat<f64> {
+        // 7 rows, 2 input columns, tasks 0..3 with task 2 seen once.
+        let raw = [
+            [0.1, -0.3, 0.0],
+            [0.5, 0.2, 1.0],
+            [-0.7, 0.9, 0.0],
+            [1.2, -1.1, 2.0],
+            [0.3, 0.4, 1.0],
+            [-0.2, -0.8, 0.0],
+            [0.9, 0.6, 1.0],
+        ];
+        Mat::from_fn(raw.len(), 3, |i, j| raw[i][j])
+    }
+
+    fn lmc() -> MultiOutputKernel {
+        let a1 = Mat::from_fn(3, 3, |i, k| [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.2, 0.5]][i][k]);
+        let a2 = Mat::from_fn(3, 1, |i, _| [0.4, -0.2, 0.7][i]);
+        MultiOutputKernel::new(vec![
+            LmcTerm {
+                kernel: Kernel::parse("se(ls=[0.8, 1.3])").unwrap(),
+                coregion: Coregion::new(a1, None).unwrap(),
+            },
+            LmcTerm {
+                kernel: Kernel::parse("matern52(ls=0.5)").unwrap(),
+                coregion: Coregion::new(a2, Some(vec![0.1, 0.2, 0.05])).unwrap(),
+            },
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn matrix_is_the_coregionalised_sum_entry_by_entry() {
+        let k = lmc();
+        let x = task_inputs();
+        let m = k.matrix(x.as_ref());
+        let xi = x.as_ref().subcols(0, 2);
+        for a in 0..x.nrows() {
+            for b in 0..x.nrows() {
+                let (ta, tb) = (task(x.as_ref(), a), task(x.as_ref(), b));
+                let expected: f64 = k
+                    .terms()
+                    .iter()
+                    .map(|term| {
+                        term.coregion.b()[(ta, tb)]
+                            * term.kernel.cross(xi.subrows(a, 1), xi.subrows(b, 1))[(0, 0)]
+                    })
+                    .sum();
+                assert!((m[(a, b)] - expected).abs() < 1e-14);
+            }
+        }
+        let d = k.diag(x.as_ref());
+        for (i, v) in d.iter().enumerate() {
+            assert!((v - m[(i, i)]).abs() < 1e-14);
+        }
+    }
+
+    #[test]
+    fn gradient_contraction_matches_central_differences() {
+        let mut k = lmc();
+        let x = task_inputs();
+        let n = x.nrows();
+        // A fixed symmetric weight matrix.
+        let w = Mat::from_fn(n, n, |i, j| ((i * 7 + j * 7 + 3 * i * j) % 11) as f64 / 5.0 - 1.0);
+        let phi = |k: &MultiOutputKernel| -> f64 {
+            let m = k.matrix(x.as_ref());
+            (0..n)
+                .flat_map(|i| (0..n).map(move |j| (i, j)))
+                .map(|(i, j)| w[(i.max(j), i.min(j))] * m[(i, j)])
+                .sum()
+        };
+        let mut grad = vec![0.0; Covariance::n_params(&k)];
+        k.grad_contract(x.as_ref(), w.as_ref(), &mut grad);
+        let p0 = k.params();
+        let h = 1e-6;
+        for j in 0..p0.len() {
+            let mut p = p0.clone();
+            p[j] += h;
+            k.set_params(&p).unwrap();
+            let up = phi(&k);
+            p[j] -= 2.0 * h;
+            k.set_params(&p).unwrap();
+            let down = phi(&k);
+            let fd = (up - down) / (2.0 * h);
+            assert!(
+                (fd - grad[j]).abs() < 1e-7 * (1.0 + fd.abs()),
+                "{}: analytic {} vs fd {fd}",
+                k.param_names()[j],
+                grad[j]
+            );
+        }
+        k.set_params(&p0).unwrap();
+        assert_eq!(k.params(), p0);
+    }
+
+    #[test]
+    fn from_covariance_reproduces_the_covariance() {
+        let c = Mat::from_fn(3, 3, |i, j| [[2.0, 1.2, 0.3], [1.2, 1.5, 0.4], [0.3, 0.4, 0.9]][i][j]);
+        let full = Coregion::from_covariance(c.as_ref(), 3).unwrap();
+        let low = Coregion::from_covariance(c.as_ref(), 1).unwrap();
+        for i in 0..3 {
+            for j in 0..3 {
+                assert!((full.b()[(i, j)] - c[(i, j)]).abs() < 1e-5);
+            }
+            // Rank 1 keeps the variances through κ (up to its floor of 1e-3 of them).
+            assert!((low.b()[(i, i)] - c[(i, i)]).abs() <= 1e-3 * c[(i, i)] + 1e-5);
+        }
+        assert!(Coregion::from_covariance(c.as_ref(), 4).is_err());
+    }
+
+    #[test]
+    fn rejects_bad_task_indices_and_shapes() {
+        let k = lmc();
+        let mut x = task_inputs();
+        assert!(k.validate_inputs(x.as_ref()).is_ok());
+        x[(2, 2)] = 3.0;
+        assert!(k.validate_inputs(x.as_ref()).unwrap_err().to_string().contains("row 2"));
+        x[(2, 2)] = 0.5;
+        assert!(k.validate_inputs(x.as_ref()).is_err());
+        x[(2, 2)] = f64::NAN;
+        assert!(k.validate_inputs(x.as_ref()).is_err());
+        let bad = Coregion::new(Mat::zeros(2, 1), Some(vec![1.0]));
+        assert!(bad.is_err());
+        let two = LmcTerm {
+            kernel: Kernel::parse("se(ls=1)").unwrap(),
+            coregion: Coregion::new(Mat::from_fn(2, 1, |_, _| 1.0), None).unwrap(),
+        };
+        let three = k.terms()[0].clone();
+        assert!(MultiOutputKernel::new(vec![three, two]).is_err());
+    }
+}
