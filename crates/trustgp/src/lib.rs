@@ -10,6 +10,7 @@
 //! * [`linalg`] — Cholesky with recorded jitter escalation, solves, log-determinants.
 //! * [`data`] — CSV input, standardisation, splits and metrics.
 //! * [`optim`] — L-BFGS with box bounds.
+//! * [`robust`] — observation weights and centring of the robust conjugate GPs.
 //! * [`models`] — the GP models and their versioned model files.
 
 pub mod data;
@@ -18,6 +19,7 @@ pub mod linalg;
 pub mod means;
 pub mod models;
 pub mod optim;
+pub mod robust;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.
 pub use faer::Mat;

@@ -7,7 +7,7 @@
 
 use faer::{Mat, MatRef};
 
-use super::Kernel;
+use super::{Kernel, KernelError};
 
 /// A covariance function over the rows of an input matrix, with log-space hyperparameters.
 pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
@@ -19,6 +19,15 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64>;
     /// Number of hyperparameters.
     fn n_params(&self) -> usize;
+    /// The flat unconstrained (log-space for positive quantities) parameter vector.
+    fn params(&self) -> Vec<f64>;
+    /// Sets the parameters from a vector laid out as [`Covariance::params`]; nothing changes
+    /// on error.
+    fn set_params(&mut self, p: &[f64]) -> Result<(), KernelError>;
+    /// Optimisation bounds of each parameter.
+    fn bounds(&self) -> Vec<(f64, f64)>;
+    /// Readable parameter names.
+    fn param_names(&self) -> Vec<String>;
     /// Adds `Σ_ab W_ab ∂K_ab/∂θ_j` to `out[j]` for every hyperparameter; `W` is symmetric and
     /// only its lower triangle is read.
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]);
@@ -36,6 +45,18 @@ impl Covariance for Kernel {
     }
     fn n_params(&self) -> usize {
         Kernel::n_params(self)
+    }
+    fn params(&self) -> Vec<f64> {
+        self.log_params()
+    }
+    fn set_params(&mut self, p: &[f64]) -> Result<(), KernelError> {
+        self.set_log_params(p)
+    }
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        self.log_bounds()
+    }
+    fn param_names(&self) -> Vec<String> {
+        Kernel::param_names(self)
     }
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]) {
         Kernel::grad_contract(self, x, w, out)

@@ -35,7 +35,9 @@ impl Coregion {
     pub fn new(a: Mat<f64>, kappa: Option<Vec<f64>>) -> Result<Coregion, KernelError> {
         let bad = |m: String| Err(KernelError::MultiOutput(m));
         if a.nrows() == 0 || a.ncols() == 0 {
-            return bad("the coregionalisation factor A must have at least one row and column".into());
+            return bad(
+                "the coregionalisation factor A must have at least one row and column".into(),
+            );
         }
         for i in 0..a.nrows() {
             for k in 0..a.ncols() {
@@ -82,7 +84,9 @@ impl Coregion {
             cj[(i, i)] += 1e-6 * mean_diag.abs().max(f64::MIN_POSITIVE);
         }
         let l = cj.llt(faer::Side::Lower).map_err(|_| {
-            KernelError::MultiOutput("the initial output covariance is not positive definite".into())
+            KernelError::MultiOutput(
+                "the initial output covariance is not positive definite".into(),
+            )
         })?;
         let l = l.L();
         let a = Mat::from_fn(t, rank, |i, k| if k <= i { l[(i, k)] } else { 0.0 });
@@ -90,7 +94,9 @@ impl Coregion {
             (0..t)
                 .map(|i| {
                     let explained: f64 = (0..rank).map(|k| a[(i, k)] * a[(i, k)]).sum();
-                    (c[(i, i)] - explained).max(1e-3 * c[(i, i)].abs()).max(1e-8)
+                    (c[(i, i)] - explained)
+                        .max(1e-3 * c[(i, i)].abs())
+                        .max(1e-8)
                 })
                 .collect()
         });
@@ -202,7 +208,9 @@ impl MultiOutputKernel {
     /// number of tasks.
     pub fn new(terms: Vec<LmcTerm>) -> Result<MultiOutputKernel, KernelError> {
         let Some(first) = terms.first() else {
-            return Err(KernelError::MultiOutput("an LMC needs at least one term".into()));
+            return Err(KernelError::MultiOutput(
+                "an LMC needs at least one term".into(),
+            ));
         };
         let t = first.coregion.n_tasks();
         if let Some(q) = terms.iter().position(|m| m.coregion.n_tasks() != t) {
@@ -222,75 +230,6 @@ impl MultiOutputKernel {
     /// Number of outputs T.
     pub fn n_tasks(&self) -> usize {
         self.terms[0].coregion.n_tasks()
-    }
-
-    /// The flat unconstrained parameter vector: per term, the kernel's log-parameters, then
-    /// `vec(A)`, then `ln κ`.
-    pub fn params(&self) -> Vec<f64> {
-        self.terms
-            .iter()
-            .flat_map(|m| {
-                let mut p = m.kernel.log_params();
-                p.extend(m.coregion.params());
-                p
-            })
-            .collect()
-    }
-
-    /// Sets the parameters from a vector laid out as [`MultiOutputKernel::params`].
-    pub fn set_params(&mut self, p: &[f64]) -> Result<(), KernelError> {
-        let expected = Covariance::n_params(self);
-        if p.len() != expected {
-            return Err(KernelError::ParamCount {
-                expected,
-                got: p.len(),
-            });
-        }
-        if let Some(i) = p.iter().position(|v| !v.is_finite()) {
-            return Err(KernelError::NonFiniteParam {
-                name: self.param_names()[i].clone(),
-                value: p[i],
-            });
-        }
-        let mut offset = 0;
-        for m in &mut self.terms {
-            let nk = m.kernel.n_params();
-            m.kernel.set_log_params(&p[offset..offset + nk])?;
-            offset += nk;
-            let nc = m.coregion.n_params();
-            m.coregion.set_params(&p[offset..offset + nc]);
-            offset += nc;
-        }
-        Ok(())
-    }
-
-    /// Names of the parameters, e.g. `q0.k0.se.ls`, `q0.A[1,0]`, `q0.kappa[1]`.
-    pub fn param_names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        for (q, m) in self.terms.iter().enumerate() {
-            names.extend(m.kernel.param_names().into_iter().map(|n| format!("q{q}.{n}")));
-            let (t, r) = (m.coregion.n_tasks(), m.coregion.rank());
-            names.extend((0..r).flat_map(|k| (0..t).map(move |i| format!("q{q}.A[{i},{k}]"))));
-            if m.coregion.kappa.is_some() {
-                names.extend((0..t).map(|i| format!("q{q}.kappa[{i}]")));
-            }
-        }
-        names
-    }
-
-    /// Optimisation bounds: the kernels' log bounds, `A` free, κ in [1e-8, 1e5].
-    pub fn bounds(&self) -> Vec<(f64, f64)> {
-        let mut b = Vec::new();
-        for m in &self.terms {
-            b.extend(m.kernel.log_bounds());
-            let free = m.coregion.n_tasks() * m.coregion.rank();
-            b.extend(std::iter::repeat_n((f64::NEG_INFINITY, f64::INFINITY), free));
-            if m.coregion.kappa.is_some() {
-                let kb = (KAPPA_BOUNDS.0.ln(), KAPPA_BOUNDS.1.ln());
-                b.extend(std::iter::repeat_n(kb, m.coregion.n_tasks()));
-            }
-        }
-        b
     }
 
     /// Checks a task-indexed input: at least two columns, every task index an integer in
@@ -324,6 +263,80 @@ impl MultiOutputKernel {
 }
 
 impl Covariance for MultiOutputKernel {
+    // The flat unconstrained parameter vector: per term, the kernel's log-parameters, then
+    // `vec(A)`, then `ln κ`.
+    fn params(&self) -> Vec<f64> {
+        self.terms
+            .iter()
+            .flat_map(|m| {
+                let mut p = m.kernel.log_params();
+                p.extend(m.coregion.params());
+                p
+            })
+            .collect()
+    }
+    // Sets the parameters from a vector laid out as [`MultiOutputKernel::params`].
+    fn set_params(&mut self, p: &[f64]) -> Result<(), KernelError> {
+        let expected = self.n_params();
+        if p.len() != expected {
+            return Err(KernelError::ParamCount {
+                expected,
+                got: p.len(),
+            });
+        }
+        if let Some(i) = p.iter().position(|v| !v.is_finite()) {
+            return Err(KernelError::NonFiniteParam {
+                name: Covariance::param_names(self)[i].clone(),
+                value: p[i],
+            });
+        }
+        let mut offset = 0;
+        for m in &mut self.terms {
+            let nk = m.kernel.n_params();
+            m.kernel.set_log_params(&p[offset..offset + nk])?;
+            offset += nk;
+            let nc = m.coregion.n_params();
+            m.coregion.set_params(&p[offset..offset + nc]);
+            offset += nc;
+        }
+        Ok(())
+    }
+    // Names of the parameters, e.g. `q0.k0.se.ls`, `q0.A[1,0]`, `q0.kappa[1]`.
+    fn param_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for (q, m) in self.terms.iter().enumerate() {
+            names.extend(
+                m.kernel
+                    .param_names()
+                    .into_iter()
+                    .map(|n| format!("q{q}.{n}")),
+            );
+            let (t, r) = (m.coregion.n_tasks(), m.coregion.rank());
+            names.extend((0..r).flat_map(|k| (0..t).map(move |i| format!("q{q}.A[{i},{k}]"))));
+            if m.coregion.kappa.is_some() {
+                names.extend((0..t).map(|i| format!("q{q}.kappa[{i}]")));
+            }
+        }
+        names
+    }
+    // Optimisation bounds: the kernels' log bounds, `A` free, κ in [1e-8, 1e5].
+    fn bounds(&self) -> Vec<(f64, f64)> {
+        let mut b = Vec::new();
+        for m in &self.terms {
+            b.extend(m.kernel.log_bounds());
+            let free = m.coregion.n_tasks() * m.coregion.rank();
+            b.extend(std::iter::repeat_n(
+                (f64::NEG_INFINITY, f64::INFINITY),
+                free,
+            ));
+            if m.coregion.kappa.is_some() {
+                let kb = (KAPPA_BOUNDS.0.ln(), KAPPA_BOUNDS.1.ln());
+                b.extend(std::iter::repeat_n(kb, m.coregion.n_tasks()));
+            }
+        }
+        b
+    }
+
     fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
         self.cross(x, x)
     }
@@ -422,7 +435,9 @@ mod tests {
     }
 
     fn lmc() -> MultiOutputKernel {
-        let a1 = Mat::from_fn(3, 3, |i, k| [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.2, 0.5]][i][k]);
+        let a1 = Mat::from_fn(3, 3, |i, k| {
+            [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.2, 0.5]][i][k]
+        });
         let a2 = Mat::from_fn(3, 1, |i, _| [0.4, -0.2, 0.7][i]);
         MultiOutputKernel::new(vec![
             LmcTerm {
@@ -469,7 +484,9 @@ mod tests {
         let x = task_inputs();
         let n = x.nrows();
         // A fixed symmetric weight matrix.
-        let w = Mat::from_fn(n, n, |i, j| ((i * 7 + j * 7 + 3 * i * j) % 11) as f64 / 5.0 - 1.0);
+        let w = Mat::from_fn(n, n, |i, j| {
+            ((i * 7 + j * 7 + 3 * i * j) % 11) as f64 / 5.0 - 1.0
+        });
         let phi = |k: &MultiOutputKernel| -> f64 {
             let m = k.matrix(x.as_ref());
             (0..n)
@@ -503,7 +520,9 @@ mod tests {
 
     #[test]
     fn from_covariance_reproduces_the_covariance() {
-        let c = Mat::from_fn(3, 3, |i, j| [[2.0, 1.2, 0.3], [1.2, 1.5, 0.4], [0.3, 0.4, 0.9]][i][j]);
+        let c = Mat::from_fn(3, 3, |i, j| {
+            [[2.0, 1.2, 0.3], [1.2, 1.5, 0.4], [0.3, 0.4, 0.9]][i][j]
+        });
         let full = Coregion::from_covariance(c.as_ref(), 3).unwrap();
         let low = Coregion::from_covariance(c.as_ref(), 1).unwrap();
         for i in 0..3 {
@@ -522,7 +541,11 @@ mod tests {
         let mut x = task_inputs();
         assert!(k.validate_inputs(x.as_ref()).is_ok());
         x[(2, 2)] = 3.0;
-        assert!(k.validate_inputs(x.as_ref()).unwrap_err().to_string().contains("row 2"));
+        assert!(k
+            .validate_inputs(x.as_ref())
+            .unwrap_err()
+            .to_string()
+            .contains("row 2"));
         x[(2, 2)] = 0.5;
         assert!(k.validate_inputs(x.as_ref()).is_err());
         x[(2, 2)] = f64::NAN;

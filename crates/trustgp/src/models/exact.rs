@@ -121,7 +121,6 @@ pub fn log_marginal_likelihood(
     })
 }
 
-
 /// Options of [`ExactGp::fit`].
 #[derive(Clone, Debug)]
 pub struct FitOptions {
@@ -218,7 +217,15 @@ impl ExactGp {
         let m = hyper.mean.eval(x);
         let residual: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
         let d = vec![hyper.noise + extra_diag; y.len()];
-        let e = evidence(hyper.kernel.clone(), hyper.mean.clone(), x, &residual, &d, par, false)?;
+        let e = evidence(
+            hyper.kernel.clone(),
+            hyper.mean.clone(),
+            x,
+            &residual,
+            &d,
+            par,
+            false,
+        )?;
         Ok(ExactGp {
             hyper,
             extra_diag,

@@ -10,6 +10,7 @@ pub mod exact;
 pub mod file;
 pub mod hyper;
 pub mod regressor;
+pub mod weighted_loo;
 
 use crate::data::DataError;
 use crate::kernels::KernelError;
