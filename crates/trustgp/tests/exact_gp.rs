@@ -275,7 +275,7 @@ fn fitting_increases_the_lml_and_restarts_are_reproducible() {
     let best = a
         .starts()
         .iter()
-        .map(|s| s.lml)
+        .map(|s| s.objective)
         .fold(f64::NEG_INFINITY, f64::max);
     assert!((a.lml() - best).abs() < 1e-9 * best.abs());
     let g = log_marginal_likelihood(

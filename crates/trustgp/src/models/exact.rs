@@ -15,17 +15,15 @@ use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
-use rayon::prelude::*;
 
 use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::evidence;
 use super::hyper::GpHyper;
+use super::multistart::maximize;
+pub use super::multistart::StartReport;
 use super::ModelError;
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
-use crate::optim::{minimize_lbfgsb, LbfgsOptions};
-
-/// How far (in log units) a random restart may start from the initial hyperparameters.
-const RESTART_SPREAD: f64 = 2.0;
+use crate::optim::LbfgsOptions;
 
 /// Log marginal likelihood with its gradient (with respect to [`GpHyper::to_vec`]).
 #[derive(Clone, Debug)]
@@ -146,23 +144,6 @@ impl Default for FitOptions {
             extra_diag: 0.0,
         }
     }
-}
-
-/// What happened in one optimiser start.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct StartReport {
-    /// Index of the start (0 = the initial hyperparameters).
-    pub start: usize,
-    /// Final log marginal likelihood (−∞ if the start failed).
-    pub lml: f64,
-    /// Objective evaluations.
-    pub evals: usize,
-    /// Iterations.
-    pub iterations: usize,
-    /// Whether the optimiser's convergence test was met.
-    pub converged: bool,
-    /// The optimiser's final message, or the error of a failed start.
-    pub message: String,
 }
 
 /// A fitted exact GP.
@@ -357,71 +338,20 @@ fn optimize(
     opts: &FitOptions,
     par: Parallelism,
 ) -> Result<(GpHyper, Vec<StartReport>), ModelError> {
-    let bounds = init.bounds();
-    let x0 = init.to_vec();
-    let mut rng = StdRng::seed_from_u64(opts.seed);
-    let mut starts = vec![x0.clone()];
-    for _ in 0..opts.restarts {
-        starts.push(
-            x0.iter()
-                .zip(&bounds)
-                .map(|(v, (lo, hi))| {
-                    let s = v + rng.random_range(-RESTART_SPREAD..=RESTART_SPREAD);
-                    s.clamp(*lo, *hi)
-                })
-                .collect(),
-        );
-    }
-    // `par` is sequential for small problems, whose restarts then run in parallel (one core
-    // each); large problems run one start at a time with the factorisations using every core.
-    let run = |(i, s): (usize, &Vec<f64>)| -> (StartReport, Option<Vec<f64>>) {
-        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-            let h = init.with_vec(v).map_err(|e| e.to_string())?;
-            let l = log_marginal_likelihood(&h, x, y, opts.extra_diag, par, true)
-                .map_err(|e| e.to_string())?;
-            Ok((-l.value, l.grad.iter().map(|g| -g).collect()))
-        };
-        match minimize_lbfgsb(objective, s, &bounds, &opts.lbfgs) {
-            Ok(r) => (
-                StartReport {
-                    start: i,
-                    lml: -r.f,
-                    evals: r.n_evals,
-                    iterations: r.n_iter,
-                    converged: r.converged,
-                    message: r.message,
-                },
-                Some(r.x),
-            ),
-            Err(e) => (
-                StartReport {
-                    start: i,
-                    lml: f64::NEG_INFINITY,
-                    evals: 0,
-                    iterations: 0,
-                    converged: false,
-                    message: e.to_string(),
-                },
-                None,
-            ),
-        }
+    let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+        let h = init.with_vec(v).map_err(|e| e.to_string())?;
+        let l = log_marginal_likelihood(&h, x, y, opts.extra_diag, par, true)
+            .map_err(|e| e.to_string())?;
+        Ok((l.value, l.grad))
     };
-    let results: Vec<(StartReport, Option<Vec<f64>>)> =
-        if starts.len() > 1 && par == Parallelism::Sequential {
-            starts.par_iter().enumerate().map(run).collect()
-        } else {
-            starts.iter().enumerate().map(run).collect()
-        };
-    let best = results
-        .iter()
-        .filter_map(|(r, v)| v.as_ref().map(|v| (r.lml, v)))
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    let reports: Vec<StartReport> = results.iter().map(|(r, _)| r.clone()).collect();
-    match best {
-        Some((_, v)) => Ok((init.with_vec(v)?, reports)),
-        None => Err(ModelError::Invalid(format!(
-            "every optimiser start failed; first error: {}",
-            reports[0].message
-        ))),
-    }
+    let (best, reports) = maximize(
+        objective,
+        &init.to_vec(),
+        &init.bounds(),
+        opts.restarts,
+        opts.seed,
+        &opts.lbfgs,
+        par,
+    )?;
+    Ok((init.with_vec(&best)?, reports))
 }

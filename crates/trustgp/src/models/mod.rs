@@ -9,7 +9,11 @@ mod evidence;
 pub mod exact;
 pub mod file;
 pub mod hyper;
+pub mod mogp;
+pub mod multistart;
 pub mod regressor;
+pub mod robust;
+pub mod tasks;
 pub mod weighted_loo;
 
 use crate::data::DataError;

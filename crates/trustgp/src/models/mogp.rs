@@ -1,0 +1,234 @@
+//! A Gaussian-likelihood GP with one noise variance per group of entries: the multi-output GP
+//! (MOGP) with a [`MultiOutputKernel`](crate::kernels::MultiOutputKernel) on task-indexed
+//! inputs, one group per output (or one shared), fitted by the log marginal likelihood.
+//!
+//! It is the [conjugate core](super::conjugate) with `D = diag(σ²_{g(j)})`; with a single-output
+//! kernel and one group it is the exact GP with a fixed prior mean.
+
+use faer::{Mat, MatRef};
+
+use super::conjugate::{ConjugatePosterior, Marginals};
+use super::evidence::evidence;
+use super::exact::FitOptions;
+use super::hyper::NOISE_BOUNDS;
+use super::multistart::{maximize, StartReport};
+use super::ModelError;
+use crate::kernels::Covariance;
+use crate::linalg::{parallelism_for, Parallelism};
+use crate::means::PriorMean;
+
+/// Checks shared by the grouped-noise models: matching lengths, finite targets, valid groups
+/// and positive noise variances.
+pub(crate) fn check_entries(
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    group: &[usize],
+    noise: &[f64],
+) -> Result<(), ModelError> {
+    let bad = |m: String| Err(ModelError::Invalid(m));
+    if y.is_empty() {
+        return bad("no training entries".into());
+    }
+    if x.nrows() != y.len() || group.len() != y.len() {
+        return bad(format!(
+            "{} input rows, {} targets and {} noise groups (expected equal counts)",
+            x.nrows(),
+            y.len(),
+            group.len()
+        ));
+    }
+    if let Some(j) = y.iter().position(|v| !v.is_finite()) {
+        return bad(format!(
+            "target of entry {j} is {} (expected a finite number)",
+            y[j]
+        ));
+    }
+    if let Some(j) = group.iter().position(|&g| g >= noise.len()) {
+        return bad(format!(
+            "entry {j} is in noise group {} but only {} noise variances were given",
+            group[j],
+            noise.len()
+        ));
+    }
+    if let Some(g) = noise.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+        return bad(format!(
+            "noise variance {g} is {} (expected a positive number)",
+            noise[g]
+        ));
+    }
+    Ok(())
+}
+
+/// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.
+pub(crate) fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
+    let nk = cov.n_params();
+    let mut c = cov.clone();
+    c.set_params(&v[..nk])?;
+    Ok((c, v[nk..].iter().map(|l| l.exp()).collect()))
+}
+
+/// The flat vector and bounds of a covariance plus grouped noise variances.
+pub(crate) fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
+    let mut v = cov.params();
+    v.extend(noise.iter().map(|s| s.ln()));
+    let mut b = cov.bounds();
+    b.extend(std::iter::repeat_n(
+        (NOISE_BOUNDS.0.ln(), NOISE_BOUNDS.1.ln()),
+        noise.len(),
+    ));
+    (v, b)
+}
+
+/// A fitted Gaussian-likelihood GP with grouped noise.
+#[derive(Clone, Debug)]
+pub struct MultiOutputGp<C, M> {
+    noise: Vec<f64>,
+    group: Vec<usize>,
+    y: Vec<f64>,
+    posterior: ConjugatePosterior<C, M>,
+    lml: f64,
+    starts: Vec<StartReport>,
+}
+
+/// `log p(y)` and its gradient with respect to `[cov params, ln σ²_g …]`.
+pub fn grouped_log_marginal_likelihood<C: Covariance, M: PriorMean>(
+    cov: &C,
+    mean: &M,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    group: &[usize],
+    noise: &[f64],
+    par: Parallelism,
+    with_grad: bool,
+) -> Result<(f64, Vec<f64>), ModelError> {
+    check_entries(x, y, group, noise)?;
+    let prior = mean.eval(x);
+    let r: Vec<f64> = y.iter().zip(&prior).map(|(a, b)| a - b).collect();
+    let d: Vec<f64> = group.iter().map(|&g| noise[g]).collect();
+    let e = evidence(cov.clone(), mean.clone(), x, &r, &d, par, with_grad)?;
+    let mut grad = Vec::new();
+    if with_grad {
+        grad = e.grad_kernel;
+        let mut gn = vec![0.0; noise.len()];
+        for (j, &g) in group.iter().enumerate() {
+            gn[g] += e.grad_diag[j] * noise[g];
+        }
+        grad.extend(gn);
+    }
+    Ok((e.value, grad))
+}
+
+impl<C: Covariance, M: PriorMean> MultiOutputGp<C, M> {
+    /// Fit the covariance parameters and noise variances by maximising the log marginal
+    /// likelihood from `cov` and `noise`.
+    pub fn fit(
+        cov: C,
+        mean: M,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        group: &[usize],
+        noise: &[f64],
+        opts: &FitOptions,
+    ) -> Result<Self, ModelError> {
+        check_entries(x, y, group, noise)?;
+        if !opts.optimize {
+            return Self::at(cov, mean, x, y, group, noise);
+        }
+        let par = parallelism_for(x.nrows());
+        let (v0, bounds) = pack(&cov, noise);
+        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+            let (c, s) = unpack(&cov, v).map_err(|e| e.to_string())?;
+            grouped_log_marginal_likelihood(&c, &mean, x, y, group, &s, par, true)
+                .map_err(|e| e.to_string())
+        };
+        let (best, starts) = maximize(
+            objective,
+            &v0,
+            &bounds,
+            opts.restarts,
+            opts.seed,
+            &opts.lbfgs,
+            par,
+        )?;
+        let (c, s) = unpack(&cov, &best)?;
+        let mut gp = Self::at(c, mean, x, y, group, &s)?;
+        gp.starts = starts;
+        Ok(gp)
+    }
+
+    /// The GP at fixed parameters.
+    pub fn at(
+        cov: C,
+        mean: M,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        group: &[usize],
+        noise: &[f64],
+    ) -> Result<Self, ModelError> {
+        check_entries(x, y, group, noise)?;
+        let prior = mean.eval(x);
+        let r: Vec<f64> = y.iter().zip(&prior).map(|(a, b)| a - b).collect();
+        let d: Vec<f64> = group.iter().map(|&g| noise[g]).collect();
+        let e = evidence(cov, mean, x, &r, &d, parallelism_for(x.nrows()), false)?;
+        Ok(MultiOutputGp {
+            noise: noise.to_vec(),
+            group: group.to_vec(),
+            y: y.to_vec(),
+            posterior: e.posterior,
+            lml: e.value,
+            starts: Vec::new(),
+        })
+    }
+
+    /// The covariance function.
+    pub fn covariance(&self) -> &C {
+        self.posterior.kernel()
+    }
+
+    /// The noise variance of each group.
+    pub fn noise(&self) -> &[f64] {
+        &self.noise
+    }
+
+    /// The noise group of each training entry.
+    pub fn groups(&self) -> &[usize] {
+        &self.group
+    }
+
+    /// The training targets.
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// The log marginal likelihood of the training targets.
+    pub fn lml(&self) -> f64 {
+        self.lml
+    }
+
+    /// Optimiser reports (empty without optimisation).
+    pub fn starts(&self) -> &[StartReport] {
+        &self.starts
+    }
+
+    /// The posterior (conjugate core).
+    pub fn posterior(&self) -> &ConjugatePosterior<C, M> {
+        &self.posterior
+    }
+
+    /// Posterior marginals at `xs`; with `latent = false` the variance of a new observation
+    /// adds the noise variance of each test row's group `group_s`.
+    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool, group_s: &[usize]) -> Marginals {
+        let mut m = self.posterior.marginals(xs);
+        if !latent {
+            for (v, &g) in m.var.iter_mut().zip(group_s) {
+                *v += self.noise[g];
+            }
+        }
+        m
+    }
+
+    /// The joint latent covariance at `xs` (only on request: `m × m`).
+    pub fn joint_covariance(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+        self.posterior.joint_covariance(xs)
+    }
+}

@@ -1,0 +1,115 @@
+//! Maximising a model's training objective from an initial point plus seeded random restarts.
+//!
+//! Every model of the crate (exact GP, multi-output GP, robust GPs) fits its flat parameter
+//! vector the same way: L-BFGS-B from the initial values and from `restarts` points drawn
+//! uniformly within ±2 log-units of them (clamped to the bounds), keeping the best. Small
+//! problems run their starts in parallel, one core each; large ones run them one after the
+//! other with the factorisations using every core (rayon is never nested inside faer).
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+
+use super::ModelError;
+use crate::linalg::Parallelism;
+use crate::optim::{minimize_lbfgsb, LbfgsOptions};
+
+/// How far (in log units) a random restart may start from the initial parameters.
+const RESTART_SPREAD: f64 = 2.0;
+
+/// What happened in one optimiser start.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StartReport {
+    /// Index of the start (0 = the initial parameters).
+    pub start: usize,
+    /// Final value of the maximised objective (the log marginal likelihood for the GP;
+    /// −∞ if the start failed).
+    pub objective: f64,
+    /// Objective evaluations.
+    pub evals: usize,
+    /// Iterations.
+    pub iterations: usize,
+    /// Whether the optimiser's convergence test was met.
+    pub converged: bool,
+    /// The optimiser's final message, or the error of a failed start.
+    pub message: String,
+}
+
+/// Maximise `objective` (returning value and gradient, or why the point failed) over the box
+/// `bounds` from `x0` and `restarts` seeded random starts; returns the best point and a report
+/// per start.
+pub(crate) fn maximize<F>(
+    objective: F,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    restarts: usize,
+    seed: u64,
+    lbfgs: &LbfgsOptions,
+    par: Parallelism,
+) -> Result<(Vec<f64>, Vec<StartReport>), ModelError>
+where
+    F: Fn(&[f64]) -> Result<(f64, Vec<f64>), String> + Sync,
+{
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut starts = vec![x0.to_vec()];
+    for _ in 0..restarts {
+        starts.push(
+            x0.iter()
+                .zip(bounds)
+                .map(|(v, (lo, hi))| {
+                    let s = v + rng.random_range(-RESTART_SPREAD..=RESTART_SPREAD);
+                    s.clamp(*lo, *hi)
+                })
+                .collect(),
+        );
+    }
+    let run = |(i, s): (usize, &Vec<f64>)| -> (StartReport, Option<Vec<f64>>) {
+        let negated = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+            let (f, g) = objective(v)?;
+            Ok((-f, g.iter().map(|gi| -gi).collect()))
+        };
+        match minimize_lbfgsb(negated, s, bounds, lbfgs) {
+            Ok(r) => (
+                StartReport {
+                    start: i,
+                    objective: -r.f,
+                    evals: r.n_evals,
+                    iterations: r.n_iter,
+                    converged: r.converged,
+                    message: r.message,
+                },
+                Some(r.x),
+            ),
+            Err(e) => (
+                StartReport {
+                    start: i,
+                    objective: f64::NEG_INFINITY,
+                    evals: 0,
+                    iterations: 0,
+                    converged: false,
+                    message: e.to_string(),
+                },
+                None,
+            ),
+        }
+    };
+    let results: Vec<(StartReport, Option<Vec<f64>>)> =
+        if starts.len() > 1 && par == Parallelism::Sequential {
+            starts.par_iter().enumerate().map(run).collect()
+        } else {
+            starts.iter().enumerate().map(run).collect()
+        };
+    let best = results
+        .iter()
+        .filter_map(|(r, v)| v.as_ref().map(|v| (r.objective, v)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, v)| v.clone());
+    let reports: Vec<StartReport> = results.into_iter().map(|(r, _)| r).collect();
+    match best {
+        Some(v) => Ok((v, reports)),
+        None => Err(ModelError::Invalid(format!(
+            "every optimiser start failed; first error: {}",
+            reports[0].message
+        ))),
+    }
+}

@@ -1,0 +1,304 @@
+//! Robust conjugate GPs: RCGP (one output) and MO-RCGP (several), on any covariance.
+//!
+//! Each observed entry j gets an IMQ weight `ŵ_j` (see [`crate::robust`]) and so the effective
+//! noise `σ²_j/ŵ_j²` and the shifted target `y_j − m_j − σ²_j g_j`; the posterior is the
+//! [conjugate core](super::conjugate) with that diagonal and target. Two centrings exist:
+//!
+//! * [`prior_centred_weights`] — γ = prior mean (the RCGP weight, `w_RCGP`);
+//! * [`conditional_weights`] — γ = conditional mean of the entry given the other outputs
+//!   observed at the same input (`w_MORCGP`), from a T×T row covariance `C`.
+//!
+//! The soft threshold of output t is the `(1 − ε_t)` order statistic of `|y − γ|` over its
+//! entries. Fitting is the two-step procedure of the MO-RCGP paper: weights are computed once
+//! (from a robust covariance estimate for `w_MORCGP`) and frozen while the weighted LOO-CV
+//! objective is maximised over the covariance parameters and noise variances (`β_t = σ_t/√2`
+//! follows σ_t); then the weights are recomputed from the fitted model and the final posterior
+//! is built with them.
+
+use faer::MatRef;
+
+use super::conjugate::{ConjugatePosterior, Marginals};
+use super::exact::FitOptions;
+use super::mogp::{check_entries, pack, unpack};
+use super::multistart::{maximize, StartReport};
+use super::tasks::TaskEntries;
+use super::weighted_loo::{loo_predictive, weighted_loo, LooPredictive, RobustTerms};
+use super::ModelError;
+use crate::kernels::Covariance;
+use crate::linalg::parallelism_for;
+use crate::means::PriorMean;
+use crate::robust::{conditional_centres, soft_threshold, ImqWeights};
+
+/// The weights of every training entry and how they were made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobustWeights {
+    /// Normalised weights and score corrections.
+    pub imq: ImqWeights,
+    /// The centre γ of each entry.
+    pub centre: Vec<f64>,
+    /// The soft threshold c_t of each output.
+    pub thresholds: Vec<f64>,
+    /// Outputs whose threshold hit the floor (tied or zero residuals); worth a warning.
+    pub floored: Vec<usize>,
+}
+
+/// Weights from centres `centre` with per-output thresholds from `epsilon`.
+fn weights_from_centres(
+    y: &[f64],
+    centre: Vec<f64>,
+    task: &[usize],
+    epsilon: &[f64],
+) -> Result<RobustWeights, ModelError> {
+    let mut thresholds = Vec::with_capacity(epsilon.len());
+    let mut floored = Vec::new();
+    for (t, &eps) in epsilon.iter().enumerate() {
+        let resid: Vec<f64> = (0..y.len())
+            .filter(|&j| task[j] == t)
+            .map(|j| y[j] - centre[j])
+            .collect();
+        let (c, was_floored) = soft_threshold(&resid, eps).ok_or_else(|| {
+            ModelError::Invalid(format!(
+                "output {t}: cannot set its soft threshold (epsilon {eps} must be in [0, 1) \
+                 and the output needs at least one observation)"
+            ))
+        })?;
+        if was_floored {
+            floored.push(t);
+        }
+        thresholds.push(c);
+    }
+    let c: Vec<f64> = task.iter().map(|&t| thresholds[t]).collect();
+    Ok(RobustWeights {
+        imq: ImqWeights::new(y, &centre, &c),
+        centre,
+        thresholds,
+        floored,
+    })
+}
+
+/// The RCGP weight: every entry centred on its prior mean.
+pub fn prior_centred_weights(
+    y: &[f64],
+    prior: &[f64],
+    task: &[usize],
+    epsilon: &[f64],
+) -> Result<RobustWeights, ModelError> {
+    weights_from_centres(y, prior.to_vec(), task, epsilon)
+}
+
+/// The MO-RCGP weight: every entry centred on its conditional mean given the other outputs
+/// observed in its row, under the row covariance `row_cov` (T×T).
+pub fn conditional_weights(
+    entries: &TaskEntries,
+    prior: &[f64],
+    row_cov: MatRef<'_, f64>,
+    epsilon: &[f64],
+) -> Result<RobustWeights, ModelError> {
+    let y = entries.to_matrix(&entries.y);
+    let m = entries.to_matrix(prior);
+    let g = conditional_centres(y.as_ref(), m.as_ref(), row_cov)?;
+    let centre: Vec<f64> = (0..entries.len())
+        .map(|k| g[(entries.row[k], entries.task[k])])
+        .collect();
+    weights_from_centres(&entries.y, centre, &entries.task, epsilon)
+}
+
+/// A fitted robust conjugate GP.
+#[derive(Clone, Debug)]
+pub struct RobustGp<C, M> {
+    noise: Vec<f64>,
+    group: Vec<usize>,
+    y: Vec<f64>,
+    weights: RobustWeights,
+    fit_weights: RobustWeights,
+    posterior: ConjugatePosterior<C, M>,
+    objective: f64,
+    starts: Vec<StartReport>,
+}
+
+impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
+    /// Fit by the two-step procedure: maximise the weighted LOO-CV objective with `initial`
+    /// weights frozen, then recompute the weights with `reweight(fitted covariance, fitted
+    /// noise)` and build the posterior with them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit(
+        cov: C,
+        mean: M,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        group: &[usize],
+        noise: &[f64],
+        initial: RobustWeights,
+        reweight: impl Fn(&C, &[f64]) -> Result<RobustWeights, ModelError>,
+        opts: &FitOptions,
+    ) -> Result<Self, ModelError> {
+        check_entries(x, y, group, noise)?;
+        check_weights(&initial, y.len())?;
+        let prior = mean.eval(x);
+        let (cov, noise, starts) = if opts.optimize {
+            let par = parallelism_for(x.nrows());
+            let terms = RobustTerms {
+                y,
+                prior: &prior,
+                group,
+                weights: &initial.imq,
+            };
+            let (v0, bounds) = pack(&cov, noise);
+            let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+                let (c, s) = unpack(&cov, v).map_err(|e| e.to_string())?;
+                let o = weighted_loo(&c, x, &terms, &s, par, true).map_err(|e| e.to_string())?;
+                Ok((o.value, o.grad))
+            };
+            let (best, starts) = maximize(
+                objective,
+                &v0,
+                &bounds,
+                opts.restarts,
+                opts.seed,
+                &opts.lbfgs,
+                par,
+            )?;
+            let (c, s) = unpack(&cov, &best)?;
+            (c, s, starts)
+        } else {
+            (cov, noise.to_vec(), Vec::new())
+        };
+        let weights = reweight(&cov, &noise)?;
+        let mut gp = Self::at(cov, mean, x, y, group, &noise, weights)?;
+        gp.fit_weights = initial;
+        gp.starts = starts;
+        Ok(gp)
+    }
+
+    /// The robust GP at fixed parameters and weights.
+    pub fn at(
+        cov: C,
+        mean: M,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        group: &[usize],
+        noise: &[f64],
+        weights: RobustWeights,
+    ) -> Result<Self, ModelError> {
+        check_entries(x, y, group, noise)?;
+        check_weights(&weights, y.len())?;
+        let prior = mean.eval(x);
+        let terms = RobustTerms {
+            y,
+            prior: &prior,
+            group,
+            weights: &weights.imq,
+        };
+        let par = parallelism_for(x.nrows());
+        let objective = weighted_loo(&cov, x, &terms, noise, par, false)?.value;
+        let (d, z) = terms.noise_and_targets(noise);
+        let posterior = ConjugatePosterior::new(cov, mean, x.to_owned(), &z, &d, par)?;
+        Ok(RobustGp {
+            noise: noise.to_vec(),
+            group: group.to_vec(),
+            y: y.to_vec(),
+            fit_weights: weights.clone(),
+            weights,
+            posterior,
+            objective,
+            starts: Vec::new(),
+        })
+    }
+
+    /// The covariance function.
+    pub fn covariance(&self) -> &C {
+        self.posterior.kernel()
+    }
+
+    /// The noise variance σ² of each group.
+    pub fn noise(&self) -> &[f64] {
+        &self.noise
+    }
+
+    /// The noise group of each training entry.
+    pub fn groups(&self) -> &[usize] {
+        &self.group
+    }
+
+    /// The training targets.
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// The weights of the final posterior.
+    pub fn weights(&self) -> &RobustWeights {
+        &self.weights
+    }
+
+    /// The (frozen) weights the hyperparameters were fitted with.
+    pub fn fit_weights(&self) -> &RobustWeights {
+        &self.fit_weights
+    }
+
+    /// The weighted LOO-CV objective at the final parameters and weights.
+    pub fn objective(&self) -> f64 {
+        self.objective
+    }
+
+    /// Optimiser reports (empty without optimisation).
+    pub fn starts(&self) -> &[StartReport] {
+        &self.starts
+    }
+
+    /// The posterior (conjugate core).
+    pub fn posterior(&self) -> &ConjugatePosterior<C, M> {
+        &self.posterior
+    }
+
+    /// Posterior marginals at `xs`; with `latent = false` the variance of a new observation
+    /// adds the plain noise variance σ²_g (a new point has no weight).
+    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool, group_s: &[usize]) -> Marginals {
+        let mut m = self.posterior.marginals(xs);
+        if !latent {
+            for (v, &g) in m.var.iter_mut().zip(group_s) {
+                *v += self.noise[g];
+            }
+        }
+        m
+    }
+
+    /// The closed-form leave-one-out predictive of every training entry.
+    pub fn loo(&self) -> Result<LooPredictive, ModelError> {
+        let x = self.posterior.x();
+        let prior = self.posterior.mean().eval(x);
+        let terms = RobustTerms {
+            y: &self.y,
+            prior: &prior,
+            group: &self.group,
+            weights: &self.weights.imq,
+        };
+        Ok(loo_predictive(
+            self.covariance(),
+            x,
+            &terms,
+            &self.noise,
+            parallelism_for(x.nrows()),
+        )?)
+    }
+}
+
+fn check_weights(w: &RobustWeights, n: usize) -> Result<(), ModelError> {
+    if w.imq.w_hat.len() != n || w.imq.g.len() != n {
+        return Err(ModelError::Invalid(format!(
+            "{} weights for {n} training entries",
+            w.imq.w_hat.len()
+        )));
+    }
+    if let Some(j) = w
+        .imq
+        .w_hat
+        .iter()
+        .position(|v| !(v.is_finite() && *v > 0.0))
+    {
+        return Err(ModelError::Invalid(format!(
+            "weight of entry {j} is {} (expected a positive number)",
+            w.imq.w_hat[j]
+        )));
+    }
+    Ok(())
+}
