@@ -360,4 +360,78 @@ pub enum DataError {
         /// What is empty (e.g. "target column 2").
         what: String,
     },
+
+    /// A contamination spec (`--contaminate`) is malformed.
+    #[error(
+        "contamination spec \"{spec}\": {problem}; expected KIND:FRACTION[:COLUMN] with KIND \
+         one of uniform, asymmetric, focused and FRACTION strictly between 0 and 1 \
+         (e.g. \"asymmetric:0.1\" or \"focused:0.05:y2\")"
+    )]
+    BadContaminationSpec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// A contamination protocol name is not known.
+    #[error(
+        "contamination protocol \"{found}\": expected \"rcagp\" (Robust and Computation-Aware \
+         GPs) or \"mo-rcgp\" (Multi-Output Robust and Conjugate GPs)"
+    )]
+    BadContaminationProtocol {
+        /// The name given.
+        found: String,
+    },
+
+    /// The column to contaminate is not a target column.
+    #[error(
+        "contamination column \"{name}\" is not a target column; available targets: {available}"
+    )]
+    UnknownTarget {
+        /// The requested name.
+        name: String,
+        /// The target names, quoted and comma-separated.
+        available: String,
+    },
+
+    /// A training-row index is not a row of the data.
+    #[error(
+        "training row {row} (position {position} of the training rows) is out of range \
+         (expected a 0-based row index below {n_rows}, the number of data rows)"
+    )]
+    TrainRowOutOfRange {
+        /// The offending row index.
+        row: usize,
+        /// Its 0-based position in the list of training rows.
+        position: usize,
+        /// The number of data rows.
+        n_rows: usize,
+    },
+
+    /// No training row has an observed value in the column to contaminate.
+    #[error(
+        "target column \"{column}\" has no observed (non-NaN) value in the {n_train} training \
+         rows, so there is nothing to contaminate (expected at least one)"
+    )]
+    NothingToContaminate {
+        /// The target column name.
+        column: String,
+        /// The number of (distinct) training rows.
+        n_train: usize,
+    },
+
+    /// The column to contaminate has no spread over the training rows, so outliers sized in
+    /// units of its standard deviation would be zero.
+    #[error(
+        "target column \"{column}\": the standard deviation of its observed training values is \
+         {std} (expected a positive finite number, since outliers are sized in units of it; \
+         this needs at least two distinct observed training values)"
+    )]
+    DegenerateTargetSpread {
+        /// The target column name.
+        column: String,
+        /// The population standard deviation found.
+        std: f64,
+    },
 }
