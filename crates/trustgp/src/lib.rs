@@ -11,6 +11,7 @@
 //! * [`data`] — CSV input, standardisation, splits and metrics.
 //! * [`optim`] — L-BFGS with box bounds.
 //! * [`models`] — the GP models and their versioned model files.
+//! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 
 pub mod data;
 pub mod kernels;
@@ -18,6 +19,7 @@ pub mod linalg;
 pub mod means;
 pub mod models;
 pub mod optim;
+pub mod robust;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.
 pub use faer::Mat;

@@ -1,0 +1,18 @@
+//! Tools of the robust models: robust covariance estimation.
+//!
+//! * [`fast_mcd`] — the minimum covariance determinant estimator (FastMCD, Rousseeuw & Van
+//!   Driessen 1999) with scikit-learn's `MinCovDet` semantics: raw MCD, consistency
+//!   correction, reweighting at the χ²₀.₉₇₅ cut-off, and a documented MAD-diagonal fallback
+//!   for degenerate data.
+//! * [`chi_squared_cdf`] / [`chi_squared_quantile`] — the χ² distribution, which MCD needs
+//!   for its correction factor and cut-off at any dimension.
+
+mod chi_squared;
+mod cstep;
+mod error;
+mod mcd;
+mod univariate;
+
+pub use chi_squared::{chi_squared_cdf, chi_squared_quantile};
+pub use error::McdError;
+pub use mcd::{fast_mcd, McdEstimate, McdOptions};
