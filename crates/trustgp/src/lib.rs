@@ -12,6 +12,7 @@
 //! * [`optim`] — L-BFGS with box bounds.
 //! * [`robust`] — observation weights and centring of the robust conjugate GPs.
 //! * [`models`] — the GP models and their versioned model files.
+//! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 
 pub mod data;
 pub mod kernels;
