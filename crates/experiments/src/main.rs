@@ -2,6 +2,7 @@
 //! as JSON lines on stdout (and written under `results/` where noted).
 
 mod bench_exact;
+mod energy;
 
 use clap::{Parser, Subcommand};
 
@@ -17,12 +18,15 @@ struct Cli {
 enum Command {
     /// Time the exact GP (one LML+gradient evaluation, one full fit) on kin8nm subsets.
     BenchExact(bench_exact::Args),
+    /// MO-RCGP paper Tables 2 and 3: Energy, MOGP vs MO-RCGP under four outlier scenarios.
+    Energy(energy::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::BenchExact(a) => bench_exact::run(&a),
+        Command::Energy(a) => energy::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -38,7 +38,7 @@ pub struct ModelArgs {
     /// Input columns, comma-separated (default: every non-target column).
     #[arg(long, value_delimiter = ',')]
     pub inputs: Option<Vec<String>>,
-    /// Model: gp (more models arrive with later releases).
+    /// Model: gp, rcgp (robust), mogp (multi-output) or mo-rcgp (robust multi-output).
     #[arg(long, default_value = "gp")]
     pub model: String,
     #[arg(
@@ -64,6 +64,18 @@ pub struct ModelArgs {
     /// Do not z-score inputs and targets.
     #[arg(long)]
     pub no_standardize: bool,
+    /// Robust models: expected fraction of outliers, one value or one per target (default 0.2).
+    #[arg(long, value_delimiter = ',')]
+    pub epsilon: Vec<f64>,
+    /// mo-rcgp: centre the weights on the prior mean (rcgp) or on the other outputs (morcgp).
+    #[arg(long, default_value = "morcgp")]
+    pub weight: String,
+    /// Multi-output models: one noise variance shared by all outputs.
+    #[arg(long)]
+    pub shared_noise: bool,
+    /// Multi-output models: rank of the coregionalisation matrix (default: number of targets).
+    #[arg(long)]
+    pub rank: Option<usize>,
 }
 
 /// `trustgp fit`.
@@ -114,6 +126,9 @@ pub struct EvaluateArgs {
         help = "Outlier contamination of the training rows: uniform|asymmetric|focused:FRACTION[:COLUMN]"
     )]
     pub contaminate: Option<String>,
+    /// Outlier magnitudes: rcagp (shifts of 3–9 target stds) or mo-rcgp (6–9 stds).
+    #[arg(long, default_value = "rcagp", requires = "contaminate")]
+    pub contaminate_protocol: String,
 }
 
 /// `trustgp demo`.

@@ -308,16 +308,35 @@ fn bad_options_fail_cleanly() {
         "1.5",
     ]);
     assert_fails(&o, &["1.5"]);
-    let o = trustgp(&[
-        "evaluate",
-        "--data",
-        &data,
-        "--target",
-        "y",
-        "--contaminate",
-        "uniform:0.1",
-    ]);
-    assert_fails(&o, &["contaminate"]);
+    let evaluate = |extra: &[&str]| {
+        let mut a = vec!["evaluate", "--data", data.as_str(), "--target", "y"];
+        a.extend_from_slice(extra);
+        trustgp(&a)
+    };
+    assert_fails(
+        &evaluate(&["--contaminate", "uniform:1.5"]),
+        &["uniform:1.5"],
+    );
+    assert_fails(&evaluate(&["--contaminate", "sideways:0.1"]), &["sideways"]);
+    assert_fails(&evaluate(&["--contaminate", "uniform:0.1:zz"]), &["zz"]);
+    assert_fails(
+        &evaluate(&[
+            "--contaminate",
+            "uniform:0.1",
+            "--contaminate-protocol",
+            "x",
+        ]),
+        &["x"],
+    );
+    assert_fails(&fit(&["--epsilon", "0.1"]), &["epsilon"]);
+    assert_fails(&fit(&["--model", "rcgp", "--epsilon", "1.2"]), &["1.2"]);
+    assert_fails(
+        &fit(&["--model", "rcgp", "--epsilon", "0.1,0.2"]),
+        &["2 epsilon"],
+    );
+    assert_fails(&fit(&["--shared-noise"]), &["shared-noise"]);
+    assert_fails(&fit(&["--model", "mogp", "--rank", "0"]), &["rank"]);
+    assert_fails(&fit(&["--model", "mo-rcgp", "--weight", "odd"]), &["odd"]);
     // A good fit, then predictions on data missing an input column, and corrupted model files.
     assert!(fit(&[]).status.success());
     let nox2 = write(&dir, "nox2.csv", "x1,y\n1,2\n");

@@ -38,7 +38,7 @@ fn fitted() -> Regressor {
 fn save_load_predicts_identically() {
     let model = fitted();
     // The missing y2 cells are reported, not silently dropped.
-    assert_eq!(model.outputs[1].missing_rows, vec![3, 10, 17, 24]);
+    assert_eq!(model.outputs()[1].missing_rows, vec![3, 10, 17, 24]);
     let path = std::env::temp_dir().join(format!("trustgp-model-{}.json", std::process::id()));
     save(&model, &path).unwrap();
     let back = load(&path).unwrap();

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 use trustgp::data::{metrics, random_split, read_csv_str};
-use trustgp::models::regressor::{Regressor, RegressorConfig};
+use trustgp::models::regressor::{Regressor, RegressorConfig, SingleOutput};
 
 use super::{fit_summary, print_json, CliError};
 use crate::args::DemoArgs;
@@ -54,7 +54,9 @@ pub fn run(a: &DemoArgs) -> Result<(), CliError> {
         .filter(|(yi, (m, s))| (*yi - *m).abs() <= 1.959964 * *s)
         .count();
     let coverage = covered as f64 / y.len() as f64;
-    let gp = &model.outputs[0].gp;
+    let Some(SingleOutput::Gp(gp)) = model.outputs().first().map(|o| &o.gp) else {
+        return Err("the demo's model is not an exact GP".into());
+    };
     let loo = gp.loo();
     let ys = gp.y();
     let loo_rmse_std = (ys

@@ -1,7 +1,9 @@
 //! `trustgp evaluate`: fit on the training rows, report test metrics in original units.
 
 use serde_json::{json, Value};
-use trustgp::data::{metrics, random_split, read_split_file, Split};
+use trustgp::data::{
+    contaminate, metrics, random_split, read_split_file, ContaminationSpec, Protocol, Split,
+};
 use trustgp::models::regressor::Regressor;
 
 use super::{config, dataset, fit_summary, print_json, report_warnings, CliError};
@@ -13,13 +15,7 @@ const DEFAULT_TEST_FRACTION: f64 = 0.2;
 
 /// Run the subcommand.
 pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
-    if let Some(c) = &a.contaminate {
-        return Err(format!(
-            "--contaminate {c}: outlier contamination is not available in this build"
-        )
-        .into());
-    }
-    let data = dataset(&a.model)?;
+    let mut data = dataset(&a.model)?;
     let cfg = config(&a.model)?;
     let split: Split = match (&a.split_file, a.split) {
         (Some(path), Some(k)) => read_split_file(path, k, data.n())?,
@@ -29,9 +25,34 @@ pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
             a.model.seed,
         )?,
     };
+    let contamination = match &a.contaminate {
+        Some(text) => {
+            let spec = ContaminationSpec::parse(text)?;
+            let protocol = Protocol::parse(&a.contaminate_protocol)?;
+            let report = contaminate(&mut data, &split.train, &spec, protocol, a.model.seed)?;
+            eprintln!(
+                "contaminated {} training row(s) of '{}' ({} protocol); test rows are clean",
+                report.rows.len(),
+                data.target_names[report.column],
+                protocol.name()
+            );
+            Some(json!({
+                "spec": spec.to_string(),
+                "protocol": protocol.name(),
+                "target": data.target_names[report.column],
+                "rows": report.rows,
+                "inputs_changed": report.inputs_changed,
+            }))
+        }
+        None => None,
+    };
     let train = data.select_rows(&split.train);
     let test = data.select_rows(&split.test);
-    let pb = spinner(&format!("fitting a GP to {} training rows", train.n()));
+    let pb = spinner(&format!(
+        "fitting {} to {} training rows",
+        cfg.model.name(),
+        train.n()
+    ));
     let model = Regressor::fit(&train, &cfg);
     pb.finish_and_clear();
     let model = model?;
@@ -62,6 +83,7 @@ pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
         "n_test": test.n(),
         "fit_seconds": model.fit_seconds,
         "metrics_per_output": per_output,
+        "contamination": contamination,
     });
     if let (Value::Object(o), Value::Object(f)) = (&mut out, fit_summary(&model)) {
         for (key, v) in f {

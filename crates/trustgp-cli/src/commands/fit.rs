@@ -12,7 +12,11 @@ use crate::progress::spinner;
 pub fn run(a: &FitArgs) -> Result<(), CliError> {
     let data = dataset(&a.model)?;
     let cfg = config(&a.model)?;
-    let pb = spinner(&format!("fitting a GP to {} rows", data.n()));
+    let pb = spinner(&format!(
+        "fitting {} to {} rows",
+        cfg.model.name(),
+        data.n()
+    ));
     let model = Regressor::fit(&data, &cfg);
     pb.finish_and_clear();
     let model = model?;

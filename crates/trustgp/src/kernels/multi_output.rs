@@ -15,7 +15,10 @@
 //! `B_q` positive definite. For ICM with rank T, `B = A Aᵀ` has the rotation and sign
 //! ambiguity of any Cholesky-like factor; compare `B`, never `A`.
 
+use std::collections::HashMap;
+
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 
 use super::{Covariance, Kernel, KernelError};
 
@@ -203,6 +206,34 @@ fn task(x: MatRef<'_, f64>, i: usize) -> usize {
     x[(i, x.ncols() - 1)] as usize
 }
 
+/// The distinct rows of an input matrix.
+struct Unique;
+
+impl Unique {
+    /// The distinct rows of `x` (bitwise equality, in order of first appearance) and, for
+    /// every row of `x`, the index of its distinct row.
+    fn rows(x: MatRef<'_, f64>) -> (Mat<f64>, Vec<usize>) {
+        let mut seen: HashMap<Vec<u64>, usize> = HashMap::new();
+        let mut firsts = Vec::new();
+        let index = (0..x.nrows())
+            .map(|i| {
+                let key: Vec<u64> = (0..x.ncols()).map(|j| x[(i, j)].to_bits()).collect();
+                *seen.entry(key).or_insert_with(|| {
+                    firsts.push(i);
+                    firsts.len() - 1
+                })
+            })
+            .collect();
+        let unique = Mat::from_fn(firsts.len(), x.ncols(), |u, j| x[(firsts[u], j)]);
+        (unique, index)
+    }
+}
+
+/// The task index of every row.
+fn tasks(x: MatRef<'_, f64>) -> Vec<usize> {
+    (0..x.nrows()).map(|i| task(x, i)).collect()
+}
+
 impl MultiOutputKernel {
     /// An LMC from its terms (ICM: one term). All coregionalisations must have the same
     /// number of tasks.
@@ -343,20 +374,26 @@ impl Covariance for MultiOutputKernel {
 
     fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64> {
         let mut out = Mat::<f64>::zeros(x1.nrows(), x2.nrows());
+        // The kernels are evaluated on the distinct input rows only: with T outputs observed
+        // at every input that is T² times fewer evaluations.
+        let (u1, r1) = Unique::rows(Self::inputs(x1));
+        let (u2, r2) = Unique::rows(Self::inputs(x2));
         let same = std::ptr::eq(x1.as_ptr(), x2.as_ptr()) && x1.nrows() == x2.nrows();
+        let (t1, t2) = (tasks(x1), tasks(x2));
         for m in &self.terms {
             let b = m.coregion.b();
             let k = if same {
-                m.kernel.matrix(Self::inputs(x1))
+                m.kernel.matrix(u1.as_ref())
             } else {
-                m.kernel.cross(Self::inputs(x1), Self::inputs(x2))
+                m.kernel.cross(u1.as_ref(), u2.as_ref())
             };
-            for j in 0..x2.nrows() {
-                let tj = task(x2, j);
-                for i in 0..x1.nrows() {
-                    out[(i, j)] += b[(task(x1, i), tj)] * k[(i, j)];
+            out.par_col_iter_mut().enumerate().for_each(|(j, col)| {
+                let bj = b.col_as_slice(t2[j]);
+                let kj = k.col_as_slice(r2[j]);
+                for (i, o) in col.iter_mut().enumerate() {
+                    *o += bj[t1[i]] * kj[r1[i]];
                 }
-            }
+            });
         }
         out
     }
@@ -384,30 +421,40 @@ impl Covariance for MultiOutputKernel {
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]) {
         let n = x.nrows();
         let t = self.n_tasks();
-        let xi = Self::inputs(x);
+        let (unique, r) = Unique::rows(Self::inputs(x));
+        let nu = unique.nrows();
+        let task = tasks(x);
         let mut offset = 0;
         for m in &self.terms {
             let b = m.coregion.b();
-            // The kernel's parameters see W ∘ B[t_a, t_b].
-            let mut wb = Mat::<f64>::zeros(n, n);
-            let k = m.kernel.matrix(xi);
-            // G_pq = Σ_ab W_ab κ_ab [t_a = p][t_b = q] over the full symmetric W.
+            let k = m.kernel.matrix(unique.as_ref());
+            // The kernel's parameters see W ∘ B[t_a, t_b], folded onto the distinct rows (the
+            // contraction is linear in W); G_pq = Σ_ab W_ab κ_ab [t_a = p][t_b = q] over the
+            // full symmetric W. Only lower triangles are read and written.
+            let mut wu = Mat::<f64>::zeros(nu, nu);
             let mut g = Mat::<f64>::zeros(t, t);
             for j in 0..n {
-                let tj = task(x, j);
+                let (tj, rj) = (task[j], r[j]);
+                let bj = b.col_as_slice(tj);
+                let kj = k.col_as_slice(rj);
+                let wj = w.col(j);
                 for i in j..n {
-                    let ti = task(x, i);
-                    wb[(i, j)] = w[(i, j)] * b[(ti, tj)];
-                    let v = w[(i, j)] * k[(i, j)];
-                    g[(ti, tj)] += v;
+                    let (ti, ri) = (task[i], r[i]);
+                    let wij = wj[i];
+                    let v = wij * bj[ti];
+                    let (hi, lo) = if ri >= rj { (ri, rj) } else { (rj, ri) };
+                    // An off-diagonal pair folded onto a diagonal entry counts twice there.
+                    wu[(hi, lo)] += if i != j && hi == lo { 2.0 * v } else { v };
+                    let kv = wij * kj[ri];
+                    g[(ti, tj)] += kv;
                     if i != j {
-                        g[(tj, ti)] += v;
+                        g[(tj, ti)] += kv;
                     }
                 }
             }
             let nk = m.kernel.n_params();
             m.kernel
-                .grad_contract(xi, wb.as_ref(), &mut out[offset..offset + nk]);
+                .grad_contract(unique.as_ref(), wu.as_ref(), &mut out[offset..offset + nk]);
             offset += nk;
             let nc = m.coregion.n_params();
             m.coregion.grad_from(&g, &mut out[offset..offset + nc]);
@@ -421,7 +468,8 @@ mod tests {
     use super::*;
 
     fn task_inputs() -> Mat<f64> {
-        // 7 rows, 2 input columns, tasks 0..3 with task 2 seen once.
+        // 10 rows, 2 input columns, tasks 0..3; the last three repeat earlier inputs with
+        // other tasks, as complete multi-output rows do.
         let raw = [
             [0.1, -0.3, 0.0],
             [0.5, 0.2, 1.0],
@@ -430,6 +478,9 @@ mod tests {
             [0.3, 0.4, 1.0],
             [-0.2, -0.8, 0.0],
             [0.9, 0.6, 1.0],
+            [0.1, -0.3, 1.0],
+            [0.1, -0.3, 2.0],
+            [0.5, 0.2, 0.0],
         ];
         Mat::from_fn(raw.len(), 3, |i, j| raw[i][j])
     }

@@ -12,11 +12,15 @@ use serde::{Deserialize, Serialize};
 
 use super::exact::ExactGp;
 use super::hyper::GpHyper;
-use super::regressor::{OutputGp, Regressor};
+use super::mogp::MultiOutputGp;
+use super::multi_output::MultiOutputModel;
+use super::regressor::{Fitted, ModelKind, OutputGp, Regressor, SingleOutput};
+use super::robust::{RobustGp, RobustWeights};
 use super::ModelError;
 use crate::data::Standardizer;
-use crate::kernels::Kernel;
-use crate::means::Mean;
+use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
+use crate::means::{Mean, TaskMean};
+use crate::robust::ImqWeights;
 
 /// The `format` field of every trustgp model file.
 pub const FORMAT: &str = "trustgp-model";
@@ -69,8 +73,59 @@ pub struct OutputRecord {
     pub x_train: Vec<Vec<f64>>,
     /// Training targets as the GP saw them.
     pub y_train: Vec<f64>,
-    /// Log marginal likelihood at save time (a check on load).
+    /// Training objective at save time: the log marginal likelihood (gp) or the weighted
+    /// LOO-CV objective (rcgp).
     pub lml: f64,
+    /// The robust weights of an RCGP (absent for a GP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust: Option<WeightsRecord>,
+}
+
+/// The weights of a robust model's training entries, which fix its posterior.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct WeightsRecord {
+    /// Expected outlier fraction of each output.
+    pub epsilon: Vec<f64>,
+    /// Normalised weight ŵ of each entry.
+    pub w_hat: Vec<f64>,
+    /// Score correction g of each entry.
+    pub g: Vec<f64>,
+    /// Centre γ of each entry.
+    pub centre: Vec<f64>,
+    /// Soft threshold of each output.
+    pub thresholds: Vec<f64>,
+}
+
+/// One LMC term of a multi-output model file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TermRecord {
+    /// Kernel expression on the ordinary inputs.
+    pub kernel: String,
+    /// The factor A, row by row (T rows).
+    pub a: Vec<Vec<f64>>,
+    /// The diagonal κ, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa: Option<Vec<f64>>,
+}
+
+/// A multi-output model (MOGP or MO-RCGP) in a model file.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct JointRecord {
+    /// The LMC terms.
+    pub terms: Vec<TermRecord>,
+    /// Noise variances: one shared, or one per output.
+    pub noise: Vec<f64>,
+    /// Prior mean of each output.
+    pub task_means: Vec<f64>,
+    /// Training entries as the model saw them: standardised inputs plus the output index.
+    pub x_train: Vec<Vec<f64>>,
+    /// Training values of the entries.
+    pub y_train: Vec<f64>,
+    /// Training objective at save time.
+    pub objective: f64,
+    /// The robust weights (MO-RCGP only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robust: Option<WeightsRecord>,
 }
 
 /// The on-disk form of a [`Regressor`].
@@ -86,38 +141,105 @@ pub struct ModelRecord {
     pub inputs: Vec<String>,
     /// The standardiser.
     pub standardizer: Standardizer,
-    /// One record per output.
+    /// One record per output (per-target models).
     pub outputs: Vec<OutputRecord>,
+    /// Target names (multi-output models; per-target models name them in `outputs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    /// The multi-output model, if this is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint: Option<JointRecord>,
+}
+
+fn rows(m: faer::MatRef<'_, f64>) -> Vec<Vec<f64>> {
+    (0..m.nrows())
+        .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
+        .collect()
+}
+
+fn weights_record(w: &RobustWeights, epsilon: Vec<f64>) -> WeightsRecord {
+    WeightsRecord {
+        epsilon,
+        w_hat: w.imq.w_hat.clone(),
+        g: w.imq.g.clone(),
+        centre: w.centre.clone(),
+        thresholds: w.thresholds.clone(),
+    }
+}
+
+/// Rebuild and check the weights of `n` entries over `t` outputs.
+fn weights_from(r: WeightsRecord, n: usize, t: usize) -> Result<RobustWeights, ModelError> {
+    let bad = |m: String| Err(ModelError::Invalid(m));
+    if r.w_hat.len() != n || r.g.len() != n || r.centre.len() != n {
+        return bad(format!(
+            "robust weights: expected {n} entries of w_hat, g and centre"
+        ));
+    }
+    if r.thresholds.len() != t || r.epsilon.len() != t {
+        return bad(format!(
+            "robust weights: expected {t} thresholds and epsilons"
+        ));
+    }
+    if let Some(j) = r.g.iter().chain(&r.centre).position(|v| !v.is_finite()) {
+        return bad(format!(
+            "robust weights: value {j} of g/centre is not finite"
+        ));
+    }
+    Ok(RobustWeights {
+        imq: ImqWeights {
+            w_hat: r.w_hat,
+            g: r.g,
+        },
+        centre: r.centre,
+        thresholds: r.thresholds,
+        floored: Vec::new(),
+    })
+}
+
+/// Check a list of rows: `n` rows of `d` finite values.
+fn matrix_from(rows: &[Vec<f64>], d: usize, what: &str) -> Result<Mat<f64>, ModelError> {
+    if let Some(i) = rows.iter().position(|r| r.len() != d) {
+        return Err(ModelError::Invalid(format!(
+            "{what}: row {i} has {} values, expected {d}",
+            rows[i].len()
+        )));
+    }
+    let m = Mat::from_fn(rows.len(), d, |i, j| rows[i][j]);
+    if let Some((i, j)) = (0..m.nrows())
+        .flat_map(|i| (0..d).map(move |j| (i, j)))
+        .find(|&(i, j)| !m[(i, j)].is_finite())
+    {
+        return Err(ModelError::Invalid(format!(
+            "{what}: row {i}, column {j} is not finite"
+        )));
+    }
+    Ok(m)
 }
 
 impl ModelRecord {
     /// The record of a fitted regressor.
     pub fn from_regressor(r: &Regressor) -> ModelRecord {
+        let (outputs, targets, joint) = match &r.fitted {
+            Fitted::PerTarget(outputs) => (
+                outputs.iter().map(output_record).collect(),
+                Vec::new(),
+                None,
+            ),
+            Fitted::Joint(model, epsilon) => (
+                Vec::new(),
+                r.targets.clone(),
+                Some(joint_record(model, epsilon)),
+            ),
+        };
         ModelRecord {
             format: FORMAT.into(),
             version: VERSION,
-            model: "gp".into(),
+            model: r.model_name().into(),
             inputs: r.inputs.clone(),
             standardizer: r.standardizer.clone(),
-            outputs: r
-                .outputs
-                .iter()
-                .map(|o| {
-                    let x = o.gp.posterior().x();
-                    OutputRecord {
-                        target: o.target.clone(),
-                        kernel: o.gp.hyper().kernel.to_expr(),
-                        noise: o.gp.hyper().noise,
-                        extra_diag: o.gp.extra_diag(),
-                        mean: o.gp.hyper().mean.clone(),
-                        x_train: (0..x.nrows())
-                            .map(|i| (0..x.ncols()).map(|j| x[(i, j)]).collect())
-                            .collect(),
-                        y_train: o.gp.y(),
-                        lml: o.gp.lml(),
-                    }
-                })
-                .collect(),
+            outputs,
+            targets,
+            joint,
         }
     }
 
@@ -133,78 +255,266 @@ impl ModelRecord {
                 self.version
             ));
         }
-        if self.model != "gp" {
+        let Some(kind) = ModelKind::parse(&self.model) else {
             return invalid(format!(
-                "model '{}' is not supported by this build",
-                self.model
+                "model '{}' is not supported by this build (expected one of {})",
+                self.model,
+                ModelKind::NAMES.join(", ")
             ));
-        }
+        };
         let d = self.inputs.len();
-        if d == 0 || self.outputs.is_empty() {
-            return invalid("a model needs at least one input and one output".into());
+        let n_targets = if self.joint.is_some() {
+            self.targets.len()
+        } else {
+            self.outputs.len()
+        };
+        check_standardizer(&self.standardizer, d, n_targets)?;
+        let (fitted, targets) = match (kind, self.joint) {
+            (ModelKind::Gp | ModelKind::Rcgp, None) => {
+                if d == 0 || self.outputs.is_empty() {
+                    return invalid("a model needs at least one input and one output".into());
+                }
+                let targets = self.outputs.iter().map(|o| o.target.clone()).collect();
+                let outputs = self
+                    .outputs
+                    .into_iter()
+                    .map(|o| output_from(o, d, kind))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (Fitted::PerTarget(outputs), targets)
+            }
+            (ModelKind::Mogp | ModelKind::MoRcgp, Some(j)) => {
+                if d == 0 || self.targets.is_empty() {
+                    return invalid("a model needs at least one input and one output".into());
+                }
+                let t = self.targets.len();
+                let (model, eps) = joint_from(j, d, t, kind)?;
+                (Fitted::Joint(Box::new(model), eps), self.targets)
+            }
+            (_, _) => {
+                return invalid(format!(
+                    "model '{}' needs {} multi-output record",
+                    self.model,
+                    if matches!(kind, ModelKind::Mogp | ModelKind::MoRcgp) {
+                        "a"
+                    } else {
+                        "no"
+                    }
+                ))
+            }
+        };
+        Ok(Regressor {
+            inputs: self.inputs,
+            targets,
+            standardizer: self.standardizer,
+            fitted,
+            fit_seconds: 0.0,
+            warnings: Vec::new(),
+        })
+    }
+}
+
+fn output_record(o: &OutputGp) -> OutputRecord {
+    let (_, objective) = o.gp.objective();
+    let (y_train, extra_diag, robust) = match &o.gp {
+        SingleOutput::Gp(g) => (g.y(), g.extra_diag(), None),
+        SingleOutput::Rcgp(g, eps) => (
+            g.y().to_vec(),
+            0.0,
+            Some(weights_record(g.weights(), vec![*eps])),
+        ),
+    };
+    OutputRecord {
+        target: o.target.clone(),
+        kernel: o.gp.kernel().to_expr(),
+        noise: o.gp.noise(),
+        extra_diag,
+        mean: o.gp.mean().clone(),
+        x_train: rows(o.gp.x()),
+        y_train,
+        lml: objective,
+        robust,
+    }
+}
+
+fn output_from(o: OutputRecord, d: usize, kind: ModelKind) -> Result<OutputGp, ModelError> {
+    let invalid = |m: String| Err(ModelError::Invalid(m));
+    let n = o.y_train.len();
+    if n == 0 || o.x_train.len() != n {
+        return invalid(format!(
+            "output '{}': {} training inputs but {n} targets",
+            o.target,
+            o.x_train.len()
+        ));
+    }
+    let x = matrix_from(
+        &o.x_train,
+        d,
+        &format!("output '{}': training input", o.target),
+    )?;
+    if !(o.noise.is_finite() && o.noise > 0.0) {
+        return invalid(format!(
+            "output '{}': noise {} is not a positive variance",
+            o.target, o.noise
+        ));
+    }
+    if !(o.extra_diag.is_finite() && o.extra_diag >= 0.0) {
+        return invalid(format!(
+            "output '{}': extra_diag {} is invalid",
+            o.target, o.extra_diag
+        ));
+    }
+    let mut kernel = Kernel::parse(&o.kernel)?;
+    kernel.initialize(x.as_ref())?;
+    o.mean.check_inputs(d)?;
+    let gp = match (kind, o.robust) {
+        (ModelKind::Rcgp, Some(w)) => {
+            let eps = w.epsilon.first().copied().unwrap_or(f64::NAN);
+            let weights = weights_from(w, n, 1)?;
+            let g = RobustGp::at(
+                kernel,
+                o.mean,
+                x.as_ref(),
+                &o.y_train,
+                &vec![0; n],
+                &[o.noise],
+                weights,
+            )?;
+            SingleOutput::Rcgp(g, eps)
         }
-        check_standardizer(&self.standardizer, d, self.outputs.len())?;
-        let mut outputs = Vec::with_capacity(self.outputs.len());
-        for o in self.outputs {
-            let n = o.y_train.len();
-            if n == 0 || o.x_train.len() != n {
-                return invalid(format!(
-                    "output '{}': {} training inputs but {n} targets",
-                    o.target,
-                    o.x_train.len()
-                ));
-            }
-            if let Some(i) = o.x_train.iter().position(|r| r.len() != d) {
-                return invalid(format!(
-                    "output '{}': training row {i} has {} values, expected {d}",
-                    o.target,
-                    o.x_train[i].len()
-                ));
-            }
-            let x = Mat::from_fn(n, d, |i, j| o.x_train[i][j]);
-            if let Some((i, j)) = (0..n)
-                .flat_map(|i| (0..d).map(move |j| (i, j)))
-                .find(|&(i, j)| !x[(i, j)].is_finite())
-            {
-                return invalid(format!(
-                    "output '{}': training input row {i}, column {j} is not finite",
-                    o.target
-                ));
-            }
-            if !(o.noise.is_finite() && o.noise > 0.0) {
-                return invalid(format!(
-                    "output '{}': noise {} is not a positive variance",
-                    o.target, o.noise
-                ));
-            }
-            if !(o.extra_diag.is_finite() && o.extra_diag >= 0.0) {
-                return invalid(format!(
-                    "output '{}': extra_diag {} is invalid",
-                    o.target, o.extra_diag
-                ));
-            }
-            let mut kernel = Kernel::parse(&o.kernel)?;
-            kernel.initialize(x.as_ref())?;
-            o.mean.check_inputs(d)?;
+        (ModelKind::Gp, None) => {
             let hyper = GpHyper {
                 kernel,
                 mean: o.mean,
                 noise: o.noise,
             };
-            let gp = ExactGp::at(hyper, x.as_ref(), &o.y_train, o.extra_diag)?;
-            outputs.push(OutputGp {
-                target: o.target,
-                gp,
-                missing_rows: Vec::new(),
-            });
+            SingleOutput::Gp(ExactGp::at(hyper, x.as_ref(), &o.y_train, o.extra_diag)?)
         }
-        Ok(Regressor {
-            inputs: self.inputs,
-            standardizer: self.standardizer,
-            outputs,
-            fit_seconds: 0.0,
-            warnings: Vec::new(),
+        _ => {
+            return invalid(format!(
+                "output '{}': robust weights are required for rcgp and not allowed for gp",
+                o.target
+            ))
+        }
+    };
+    Ok(OutputGp {
+        target: o.target,
+        gp,
+        missing_rows: Vec::new(),
+    })
+}
+
+fn joint_record(model: &MultiOutputModel, epsilon: &[f64]) -> JointRecord {
+    let cov = model.covariance();
+    let terms = cov
+        .terms()
+        .iter()
+        .map(|t| TermRecord {
+            kernel: t.kernel.to_expr(),
+            a: rows(t.coregion.a()),
+            kappa: t.coregion.kappa().map(<[f64]>::to_vec),
         })
+        .collect();
+    let (x, y, mean, robust) = match model {
+        MultiOutputModel::Mogp(g) => (g.posterior().x(), g.y(), g.posterior().mean(), None),
+        MultiOutputModel::Robust(g) => (
+            g.posterior().x(),
+            g.y(),
+            g.posterior().mean(),
+            Some(weights_record(g.weights(), epsilon.to_vec())),
+        ),
+    };
+    JointRecord {
+        terms,
+        noise: model.noise().to_vec(),
+        task_means: mean.0.clone(),
+        x_train: rows(x),
+        y_train: y.to_vec(),
+        objective: model.objective().1,
+        robust,
+    }
+}
+
+fn joint_from(
+    j: JointRecord,
+    d: usize,
+    t: usize,
+    kind: ModelKind,
+) -> Result<(MultiOutputModel, Vec<f64>), ModelError> {
+    let invalid = |m: String| Err(ModelError::Invalid(m));
+    let n = j.y_train.len();
+    if n == 0 || j.x_train.len() != n {
+        return invalid(format!(
+            "joint: {} training entries but {n} values",
+            j.x_train.len()
+        ));
+    }
+    let x = matrix_from(&j.x_train, d + 1, "joint: training entry")?;
+    if j.task_means.len() != t || j.task_means.iter().any(|v| !v.is_finite()) {
+        return invalid(format!("joint: expected {t} finite task means"));
+    }
+    if !(j.noise.len() == 1 || j.noise.len() == t) {
+        return invalid(format!(
+            "joint: {} noise variances for {t} outputs",
+            j.noise.len()
+        ));
+    }
+    let terms = j
+        .terms
+        .into_iter()
+        .map(|tr| {
+            let a = matrix_from(&tr.a, tr.a.first().map_or(0, Vec::len), "joint: A")?;
+            if a.nrows() != t {
+                return Err(ModelError::Invalid(format!(
+                    "joint: A has {} rows for {t} outputs",
+                    a.nrows()
+                )));
+            }
+            let mut kernel = Kernel::parse(&tr.kernel)?;
+            kernel.initialize(x.as_ref().subcols(0, d))?;
+            Ok(LmcTerm {
+                kernel,
+                coregion: Coregion::new(a, tr.kappa)?,
+            })
+        })
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    let cov = MultiOutputKernel::new(terms)?;
+    cov.validate_inputs(x.as_ref())?;
+    let shared = j.noise.len() == 1;
+    let group: Vec<usize> = (0..n)
+        .map(|k| if shared { 0 } else { x[(k, d)] as usize })
+        .collect();
+    let mean = TaskMean(j.task_means);
+    match (kind, j.robust) {
+        (ModelKind::Mogp, None) => Ok((
+            MultiOutputModel::Mogp(Box::new(MultiOutputGp::at(
+                cov,
+                mean,
+                x.as_ref(),
+                &j.y_train,
+                &group,
+                &j.noise,
+            )?)),
+            Vec::new(),
+        )),
+        (ModelKind::MoRcgp, Some(w)) => {
+            let eps = w.epsilon.clone();
+            let weights = weights_from(w, n, t)?;
+            Ok((
+                MultiOutputModel::Robust(Box::new(RobustGp::at(
+                    cov,
+                    mean,
+                    x.as_ref(),
+                    &j.y_train,
+                    &group,
+                    &j.noise,
+                    weights,
+                )?)),
+                eps,
+            ))
+        }
+        _ => invalid(
+            "joint: robust weights are required for mo-rcgp and not allowed for mogp".into(),
+        ),
     }
 }
 

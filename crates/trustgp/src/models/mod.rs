@@ -10,6 +10,7 @@ pub mod exact;
 pub mod file;
 pub mod hyper;
 pub mod mogp;
+pub mod multi_output;
 pub mod multistart;
 pub mod regressor;
 pub mod robust;

@@ -91,6 +91,7 @@ pub struct MultiOutputGp<C, M> {
 }
 
 /// `log p(y)` and its gradient with respect to `[cov params, ln σ²_g …]`.
+#[allow(clippy::too_many_arguments)]
 pub fn grouped_log_marginal_likelihood<C: Covariance, M: PriorMean>(
     cov: &C,
     mean: &M,

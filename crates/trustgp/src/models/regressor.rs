@@ -1,15 +1,19 @@
 //! A regression model as a user sees it: named inputs and targets in original units, the
-//! standardiser, and one fitted GP per target.
+//! standardiser, and the fitted model — one GP or RCGP per target, or one multi-output model
+//! (MOGP, MO-RCGP) over all targets.
 //!
-//! The GPs themselves work on standardised data (by default); this layer converts on the way
-//! in and out, so predictions are always in the units of the CSV.
+//! The models themselves work on standardised data (by default); this layer converts on the
+//! way in and out, so predictions are always in the units of the CSV.
 
 use std::time::Instant;
 
 use faer::{Mat, MatRef};
 
+use super::conjugate::Marginals;
 use super::exact::{ExactGp, FitOptions, StartReport};
 use super::hyper::GpHyper;
+use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use super::robust::{prior_centred_weights, RobustGp};
 use super::ModelError;
 use crate::data::{Dataset, Standardizer};
 use crate::kernels::Kernel;
@@ -18,20 +22,76 @@ use crate::means::Mean;
 /// The kernel used when the user names none: a learnable scale times an ARD squared
 /// exponential whose lengthscales start from the data.
 pub const DEFAULT_KERNEL: &str = "const * se";
+/// The kernel of the multi-output models when the user names none: an ARD squared exponential
+/// without its own scale (the coregionalisation matrix carries the output scales).
+pub const DEFAULT_MULTI_OUTPUT_KERNEL: &str = "se";
 /// The initial noise variance (in standardised units) when the user gives none.
 pub const DEFAULT_NOISE: f64 = 0.1;
+/// The expected outlier fraction of the robust models when the user gives none.
+pub const DEFAULT_EPSILON: f64 = 0.2;
+
+/// Which model to fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelKind {
+    /// Exact GP per target.
+    Gp,
+    /// Robust conjugate GP per target.
+    Rcgp,
+    /// Multi-output GP over all targets.
+    Mogp,
+    /// Multi-output robust conjugate GP over all targets.
+    MoRcgp,
+}
+
+impl ModelKind {
+    /// The model named on the command line: `gp`, `rcgp`, `mogp` or `mo-rcgp`.
+    pub fn parse(name: &str) -> Option<ModelKind> {
+        match name {
+            "gp" => Some(ModelKind::Gp),
+            "rcgp" => Some(ModelKind::Rcgp),
+            "mogp" => Some(ModelKind::Mogp),
+            "mo-rcgp" => Some(ModelKind::MoRcgp),
+            _ => None,
+        }
+    }
+
+    /// The model's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Gp => "gp",
+            ModelKind::Rcgp => "rcgp",
+            ModelKind::Mogp => "mogp",
+            ModelKind::MoRcgp => "mo-rcgp",
+        }
+    }
+
+    /// Every model name this build fits.
+    pub const NAMES: &'static [&'static str] = &["gp", "rcgp", "mogp", "mo-rcgp"];
+}
 
 /// What to fit.
 #[derive(Clone, Debug)]
 pub struct RegressorConfig {
-    /// Kernel expression (see [`Kernel::parse`]); `None` = [`DEFAULT_KERNEL`].
+    /// Model.
+    pub model: ModelKind,
+    /// Kernel expression (see [`Kernel::parse`]); for the multi-output models, one expression
+    /// per LMC term separated by `;`. `None` = the model's default.
     pub kernel: Option<String>,
-    /// Initial (or, without optimisation, fixed) noise variance in the GP's units.
+    /// Initial (or, without optimisation, fixed) noise variance in the model's units.
     pub noise: Option<f64>,
-    /// Prior mean: `zero`, `constant` or `linear`.
+    /// Prior mean of the single-output models: `zero`, `constant` or `linear`.
     pub mean: String,
     /// Z-score inputs and targets with the training statistics.
     pub standardize: bool,
+    /// Expected outlier fraction of the robust models: one value for all targets, or one per
+    /// target. Empty = [`DEFAULT_EPSILON`].
+    pub epsilon: Vec<f64>,
+    /// MO-RCGP: centre the weights on the prior mean (`w_RCGP`) instead of the other outputs.
+    pub naive_weight: bool,
+    /// Multi-output: one noise variance shared by all outputs.
+    pub shared_noise: bool,
+    /// Multi-output: rank of the coregionalisation (default: the number of outputs).
+    pub rank: Option<usize>,
     /// Optimiser settings and restarts.
     pub fit: FitOptions,
 }
@@ -39,25 +99,113 @@ pub struct RegressorConfig {
 impl Default for RegressorConfig {
     fn default() -> Self {
         RegressorConfig {
+            model: ModelKind::Gp,
             kernel: None,
             noise: None,
             mean: "zero".into(),
             standardize: true,
+            epsilon: Vec::new(),
+            naive_weight: false,
+            shared_noise: false,
+            rank: None,
             fit: FitOptions::default(),
         }
     }
 }
 
-/// One output's fitted GP and the training rows it used.
+/// A single-output model.
+#[derive(Clone, Debug)]
+pub enum SingleOutput {
+    /// Exact GP.
+    Gp(ExactGp),
+    /// Robust conjugate GP with its outlier fraction ε.
+    Rcgp(RobustGp<Kernel, Mean>, f64),
+}
+
+impl SingleOutput {
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        match self {
+            SingleOutput::Gp(g) => &g.hyper().kernel,
+            SingleOutput::Rcgp(g, _) => g.covariance(),
+        }
+    }
+
+    /// The noise variance.
+    pub fn noise(&self) -> f64 {
+        match self {
+            SingleOutput::Gp(g) => g.hyper().noise,
+            SingleOutput::Rcgp(g, _) => g.noise()[0],
+        }
+    }
+
+    /// The prior mean.
+    pub fn mean(&self) -> &Mean {
+        match self {
+            SingleOutput::Gp(g) => &g.hyper().mean,
+            SingleOutput::Rcgp(g, _) => g.posterior().mean(),
+        }
+    }
+
+    /// Name and value of the training objective.
+    pub fn objective(&self) -> (&'static str, f64) {
+        match self {
+            SingleOutput::Gp(g) => ("log_marginal_likelihood", g.lml()),
+            SingleOutput::Rcgp(g, _) => ("weighted_loo_cv", g.objective()),
+        }
+    }
+
+    /// The jitter of the final factorisation.
+    pub fn jitter(&self) -> f64 {
+        match self {
+            SingleOutput::Gp(g) => g.jitter(),
+            SingleOutput::Rcgp(g, _) => g.posterior().cholesky().jitter(),
+        }
+    }
+
+    /// The training inputs (as the model saw them).
+    pub fn x(&self) -> MatRef<'_, f64> {
+        match self {
+            SingleOutput::Gp(g) => g.posterior().x(),
+            SingleOutput::Rcgp(g, _) => g.posterior().x(),
+        }
+    }
+
+    /// Optimiser reports.
+    pub fn starts(&self) -> &[StartReport] {
+        match self {
+            SingleOutput::Gp(g) => g.starts(),
+            SingleOutput::Rcgp(g, _) => g.starts(),
+        }
+    }
+
+    fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
+        match self {
+            SingleOutput::Gp(g) => g.predict(xs, latent),
+            SingleOutput::Rcgp(g, _) => Ok(g.predict(xs, latent, &vec![0; xs.nrows()])),
+        }
+    }
+}
+
+/// One target's fitted model and the training rows it used.
 #[derive(Clone, Debug)]
 pub struct OutputGp {
     /// Target column name.
     pub target: String,
-    /// The fitted GP (on standardised data when standardisation is on).
-    pub gp: ExactGp,
+    /// The fitted model (on standardised data when standardisation is on).
+    pub gp: SingleOutput,
     /// Rows of the training data whose target was missing and which this output therefore
     /// did not use (0-based data rows).
     pub missing_rows: Vec<usize>,
+}
+
+/// The fitted model(s).
+#[derive(Clone, Debug)]
+pub enum Fitted {
+    /// One model per target.
+    PerTarget(Vec<OutputGp>),
+    /// One multi-output model over all targets, with its outlier fractions (robust models).
+    Joint(Box<MultiOutputModel>, Vec<f64>),
 }
 
 /// Predictions of one output in original units.
@@ -71,23 +219,46 @@ pub struct OutputPrediction {
     pub std: Vec<f64>,
 }
 
-/// A fitted regression model: standardiser plus one GP per target.
+/// A fitted regression model: standardiser plus the fitted model(s).
 #[derive(Clone, Debug)]
 pub struct Regressor {
     /// Input column names, in model order.
     pub inputs: Vec<String>,
+    /// Target column names.
+    pub targets: Vec<String>,
     /// The standardiser (identity if standardisation was off).
     pub standardizer: Standardizer,
-    /// One GP per target.
-    pub outputs: Vec<OutputGp>,
+    /// The fitted model(s).
+    pub fitted: Fitted,
     /// Wall-clock seconds the fit took.
     pub fit_seconds: f64,
     /// Things the user should know about the fit (e.g. constant columns left unscaled).
     pub warnings: Vec<String>,
 }
 
+/// The outlier fraction of each of `t` targets from the user's list (empty: the default; one
+/// value: for every target).
+fn epsilons(given: &[f64], t: usize) -> Result<Vec<f64>, ModelError> {
+    let eps = match given.len() {
+        0 => vec![DEFAULT_EPSILON; t],
+        1 => vec![given[0]; t],
+        n if n == t => given.to_vec(),
+        n => {
+            return Err(ModelError::Invalid(format!(
+                "{n} epsilon values for {t} targets (give one, or one per target)"
+            )))
+        }
+    };
+    if let Some(e) = eps.iter().find(|e| !(0.0..1.0).contains(*e)) {
+        return Err(ModelError::Invalid(format!(
+            "epsilon {e} is not an outlier fraction in [0, 1)"
+        )));
+    }
+    Ok(eps)
+}
+
 impl Regressor {
-    /// Fit one GP per target column of `data`.
+    /// Fit the configured model to the targets of `data`.
     pub fn fit(data: &Dataset, cfg: &RegressorConfig) -> Result<Regressor, ModelError> {
         let start = Instant::now();
         let (standardizer, mut warnings) = if cfg.standardize {
@@ -101,54 +272,82 @@ impl Regressor {
         };
         let xs = standardizer.transform_x(data.x.as_ref());
         let ys = standardizer.transform_y(data.y.as_ref());
-        let kernel = Kernel::parse(cfg.kernel.as_deref().unwrap_or(DEFAULT_KERNEL))?;
         let noise = cfg.noise.unwrap_or(DEFAULT_NOISE);
         if !(noise.is_finite() && noise > 0.0) {
             return Err(ModelError::Invalid(format!(
                 "noise must be a positive variance, got {noise}"
             )));
         }
-        let mut outputs = Vec::with_capacity(data.n_targets());
-        for (t, name) in data.target_names.iter().enumerate() {
-            let (rows, missing_rows): (Vec<usize>, Vec<usize>) =
-                (0..data.n()).partition(|&i| ys[(i, t)].is_finite());
-            if rows.is_empty() {
-                return Err(ModelError::Invalid(format!(
-                    "target '{name}' has no observed values"
-                )));
+        let fitted = match cfg.model {
+            ModelKind::Gp | ModelKind::Rcgp => {
+                Fitted::PerTarget(fit_per_target(data, &xs, &ys, noise, cfg, &mut warnings)?)
             }
-            let x = Mat::from_fn(rows.len(), data.d(), |i, j| xs[(rows[i], j)]);
-            let y: Vec<f64> = rows.iter().map(|&i| ys[(i, t)]).collect();
-            let mut mean = Mean::by_name(&cfg.mean, data.d())?;
-            if let Mean::Constant { c } = &mut mean {
-                *c = y.iter().sum::<f64>() / y.len() as f64;
+            ModelKind::Mogp | ModelKind::MoRcgp => {
+                let t = data.n_targets();
+                let epsilon = epsilons(&cfg.epsilon, t)?;
+                let expr = cfg.kernel.as_deref().unwrap_or(DEFAULT_MULTI_OUTPUT_KERNEL);
+                let kernels = expr
+                    .split(';')
+                    .map(Kernel::parse)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let kind = match (cfg.model, cfg.naive_weight) {
+                    (ModelKind::Mogp, _) => MultiOutputKind::Mogp,
+                    (_, false) => MultiOutputKind::MoRcgp,
+                    (_, true) => MultiOutputKind::MoRcgpNaive,
+                };
+                let mo = MultiOutputConfig {
+                    kind,
+                    kernels,
+                    rank: cfg.rank,
+                    shared_noise: cfg.shared_noise,
+                    noise,
+                    epsilon: epsilon.clone(),
+                    mcd_support: None,
+                    fit: cfg.fit.clone(),
+                };
+                let model = MultiOutputModel::fit(xs.as_ref(), ys.as_ref(), &mo)?;
+                let missing = (0..data.n())
+                    .filter(|&i| (0..t).any(|k| !ys[(i, k)].is_finite()))
+                    .count();
+                if missing > 0 {
+                    warnings.push(format!(
+                        "{missing} row(s) miss some targets; the multi-output model used their \
+                         observed targets only"
+                    ));
+                }
+                Fitted::Joint(Box::new(model), epsilon)
             }
-            let init = GpHyper {
-                kernel: kernel.clone(),
-                mean,
-                noise,
-            };
-            let gp = ExactGp::fit(x.as_ref(), &y, init, &cfg.fit)?;
-            if !missing_rows.is_empty() {
-                warnings.push(format!(
-                    "target '{name}': {} row(s) with an empty cell were left out of its fit \
-                     (0-based data rows {missing_rows:?})",
-                    missing_rows.len()
-                ));
-            }
-            outputs.push(OutputGp {
-                target: name.clone(),
-                gp,
-                missing_rows,
-            });
-        }
+        };
         Ok(Regressor {
             inputs: data.input_names.clone(),
+            targets: data.target_names.clone(),
             standardizer,
-            outputs,
+            fitted,
             fit_seconds: start.elapsed().as_secs_f64(),
             warnings,
         })
+    }
+
+    /// The model's name (`gp`, `rcgp`, `mogp`, `mo-rcgp`).
+    pub fn model_name(&self) -> &'static str {
+        match &self.fitted {
+            Fitted::PerTarget(o) => match o.first().map(|o| &o.gp) {
+                Some(SingleOutput::Rcgp(..)) => ModelKind::Rcgp.name(),
+                _ => ModelKind::Gp.name(),
+            },
+            Fitted::Joint(model, _) => match **model {
+                MultiOutputModel::Mogp(_) => ModelKind::Mogp.name(),
+                MultiOutputModel::Robust(_) => ModelKind::MoRcgp.name(),
+            },
+        }
+    }
+
+    /// The per-target models (empty for a multi-output model).
+    pub fn outputs(&self) -> &[OutputGp] {
+        match &self.fitted {
+            Fitted::PerTarget(o) => o,
+            Fitted::Joint(..) => &[],
+        }
     }
 
     /// Predict every output at raw (original-unit) inputs `x`, whose columns are in the order
@@ -166,31 +365,118 @@ impl Regressor {
                 x.ncols()
             )));
         }
+        if let Some((i, j)) = (0..x.nrows())
+            .flat_map(|i| (0..x.ncols()).map(move |j| (i, j)))
+            .find(|&(i, j)| !x[(i, j)].is_finite())
+        {
+            return Err(ModelError::Invalid(format!(
+                "test input row {i}, column '{}' is {} (expected a finite number)",
+                self.inputs[j],
+                x[(i, j)]
+            )));
+        }
         let xs = self.standardizer.transform_x(x);
-        self.outputs
-            .iter()
+        let marginals: Vec<Marginals> = match &self.fitted {
+            Fitted::PerTarget(outputs) => outputs
+                .iter()
+                .map(|o| o.gp.predict(xs.as_ref(), latent))
+                .collect::<Result<_, _>>()?,
+            Fitted::Joint(model, _) => model.predict(xs.as_ref(), latent),
+        };
+        Ok(marginals
+            .into_iter()
             .enumerate()
-            .map(|(t, out)| {
-                let m = out.gp.predict(xs.as_ref(), latent)?;
-                Ok(OutputPrediction {
-                    target: out.target.clone(),
-                    mean: m
-                        .mean
-                        .iter()
-                        .map(|&v| self.standardizer.inverse_y_mean(t, v))
-                        .collect(),
-                    std: m
-                        .var
-                        .iter()
-                        .map(|&v| self.standardizer.inverse_y_std(t, v.sqrt()))
-                        .collect(),
-                })
+            .map(|(t, m)| OutputPrediction {
+                target: self.targets[t].clone(),
+                mean: m
+                    .mean
+                    .iter()
+                    .map(|&v| self.standardizer.inverse_y_mean(t, v))
+                    .collect(),
+                std: m
+                    .var
+                    .iter()
+                    .map(|&v| self.standardizer.inverse_y_std(t, v.sqrt()))
+                    .collect(),
             })
-            .collect()
+            .collect())
     }
+}
 
-    /// Optimiser reports of every output's starts.
-    pub fn starts(&self) -> Vec<&[StartReport]> {
-        self.outputs.iter().map(|o| o.gp.starts()).collect()
+/// One exact GP or RCGP per target, each on the rows where its target is observed.
+fn fit_per_target(
+    data: &Dataset,
+    xs: &Mat<f64>,
+    ys: &Mat<f64>,
+    noise: f64,
+    cfg: &RegressorConfig,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<OutputGp>, ModelError> {
+    let kernel = Kernel::parse(cfg.kernel.as_deref().unwrap_or(DEFAULT_KERNEL))?;
+    let epsilon = epsilons(&cfg.epsilon, data.n_targets())?;
+    let mut outputs = Vec::with_capacity(data.n_targets());
+    for (t, name) in data.target_names.iter().enumerate() {
+        let (rows, missing_rows): (Vec<usize>, Vec<usize>) =
+            (0..data.n()).partition(|&i| ys[(i, t)].is_finite());
+        if rows.is_empty() {
+            return Err(ModelError::Invalid(format!(
+                "target '{name}' has no observed values"
+            )));
+        }
+        let x = Mat::from_fn(rows.len(), data.d(), |i, j| xs[(rows[i], j)]);
+        let y: Vec<f64> = rows.iter().map(|&i| ys[(i, t)]).collect();
+        let mut mean = Mean::by_name(&cfg.mean, data.d())?;
+        if let Mean::Constant { c } = &mut mean {
+            *c = y.iter().sum::<f64>() / y.len() as f64;
+        }
+        let gp = match cfg.model {
+            ModelKind::Rcgp => {
+                let mut k = kernel.clone();
+                k.initialize(x.as_ref())?;
+                let prior = mean.eval(x.as_ref());
+                let group = vec![0; y.len()];
+                let w = prior_centred_weights(&y, &prior, &group, &epsilon[t..=t])?;
+                if !w.floored.is_empty() {
+                    warnings.push(format!(
+                        "target '{name}': the robust soft threshold hit its floor (many equal \
+                         residuals); weights may be extreme"
+                    ));
+                }
+                let fixed = w.clone();
+                let gp = RobustGp::fit(
+                    k,
+                    mean,
+                    x.as_ref(),
+                    &y,
+                    &group,
+                    &[noise],
+                    w,
+                    |_, _| Ok(fixed.clone()),
+                    &cfg.fit,
+                )?;
+                SingleOutput::Rcgp(gp, epsilon[t])
+            }
+            _ => {
+                let init = GpHyper {
+                    kernel: kernel.clone(),
+                    mean,
+                    noise,
+                };
+                SingleOutput::Gp(ExactGp::fit(x.as_ref(), &y, init, &cfg.fit)?)
+            }
+        };
+        if !missing_rows.is_empty() {
+            warnings.push(format!(
+                "target '{name}': {} row(s) with an empty cell were left out of its fit \
+                 (0-based data rows {missing_rows:?})",
+                missing_rows.len()
+            ));
+        }
+        outputs.push(OutputGp {
+            target: name.clone(),
+            gp,
+            missing_rows,
+        });
     }
+    Ok(outputs)
 }

@@ -184,9 +184,9 @@ pub fn weighted_loo<C: Covariance>(
         e[j] = -(a[j] + b[j] * f.alpha[j]) / (d * d);
         h[j] = b[j] / d;
     }
-    let pv: Vec<f64> = (0..n)
-        .map(|i| (0..n).map(|k| f.p[(i, k)] * h[k]).sum())
-        .collect();
+    let hv = Mat::from_fn(n, 1, |k, _| h[k]);
+    let pm = &f.p * &hv;
+    let pv: Vec<f64> = (0..n).map(|i| pm[(i, 0)]).collect();
     // Lower triangle of M_s = −P diag(e) P − ½(α pᵀ + p αᵀ).
     let ep = Mat::from_fn(n, n, |i, j| e[i] * f.p[(i, j)]);
     let mut ms = Mat::<f64>::zeros(n, n);
