@@ -64,7 +64,8 @@ pub struct ModelArgs {
     /// Do not z-score inputs and targets.
     #[arg(long)]
     pub no_standardize: bool,
-    /// Robust models: expected fraction of outliers, one value or one per target (default 0.2).
+    /// Robust models: expected fraction of outliers, one value or one per target (default: 0.2
+    /// for rcgp, 0.1 for mo-rcgp).
     #[arg(long, value_delimiter = ',')]
     pub epsilon: Vec<f64>,
     /// mo-rcgp: centre the weights on the prior mean (rcgp) or on the other outputs (morcgp).

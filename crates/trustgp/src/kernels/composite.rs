@@ -53,6 +53,21 @@ impl Kernel {
         k
     }
 
+    /// Makes the kernel's overall scale a fixed value instead of a parameter, for use where
+    /// something else carries it (the coregionalisation matrix of a multi-output kernel): a
+    /// base kernel or product keeps its variance fixed; a sum fixes its first term's scale and
+    /// keeps the others' as relative scales.
+    pub fn fix_scale(&mut self) {
+        match self {
+            Kernel::Sum(terms) => {
+                if let Some(first) = terms.first_mut() {
+                    first.fix_scale();
+                }
+            }
+            other => other.assign_variance_roles(false),
+        }
+    }
+
     /// Applies the identifiability rule; `carrier` says whether this kernel may carry
     /// a learnable variance.
     pub(crate) fn assign_variance_roles(&mut self, carrier: bool) {

@@ -30,7 +30,14 @@ const KAPPA_BOUNDS: (f64, f64) = (1e-8, 1e5);
 pub struct Coregion {
     a: Mat<f64>,
     kappa: Option<Vec<f64>>,
+    a_bound: f64,
 }
+
+/// How many times the initial output scale an entry of `A` may reach while fitting
+/// ([`Coregion::from_covariance`]): a hundredfold variance, far beyond any sensible fit, but
+/// finite, so that objectives that are flat in the overall scale (weighted LOO-CV with a
+/// vanishing noise) cannot run off to a degenerate, ill-conditioned `B`.
+pub const A_BOUND_FACTOR: f64 = 10.0;
 
 impl Coregion {
     /// A coregionalisation with factor `a` (T×rank) and, optionally, a positive diagonal
@@ -61,12 +68,18 @@ impl Coregion {
                 return bad(format!("kappa[{t}] = {} is not a positive number", k[t]));
             }
         }
-        Ok(Coregion { a, kappa })
+        Ok(Coregion {
+            a,
+            kappa,
+            a_bound: f64::INFINITY,
+        })
     }
 
     /// A rank-`rank` coregionalisation whose `B` approximates the covariance `c` (T×T): the
     /// leading columns of the Cholesky factor of `c` (with a small relative jitter), and, when
-    /// `rank < T`, the diagonal κ that restores `c`'s variances (floored at 1e-3 of them).
+    /// `rank < T`, the diagonal κ that restores `c`'s variances (floored at 1e-3 of them). The
+    /// entries of `A` are bounded by [`A_BOUND_FACTOR`] times the largest standard deviation of
+    /// `c` while fitting.
     pub fn from_covariance(c: MatRef<'_, f64>, rank: usize) -> Result<Coregion, KernelError> {
         let t = c.nrows();
         if c.ncols() != t || t == 0 {
@@ -103,7 +116,10 @@ impl Coregion {
                 })
                 .collect()
         });
-        Coregion::new(a, kappa)
+        let mut coregion = Coregion::new(a, kappa)?;
+        let scale = (0..t).map(|i| c[(i, i)]).fold(0.0, f64::max).sqrt();
+        coregion.a_bound = A_BOUND_FACTOR * scale.max(f64::MIN_POSITIVE);
+        Ok(coregion)
     }
 
     /// Number of tasks T.
@@ -350,14 +366,15 @@ impl Covariance for MultiOutputKernel {
         }
         names
     }
-    // Optimisation bounds: the kernels' log bounds, `A` free, κ in [1e-8, 1e5].
+    // Optimisation bounds: the kernels' log bounds, `A` within its bound, κ in [1e-8, 1e5].
     fn bounds(&self) -> Vec<(f64, f64)> {
         let mut b = Vec::new();
         for m in &self.terms {
             b.extend(m.kernel.log_bounds());
             let free = m.coregion.n_tasks() * m.coregion.rank();
+            let ab = m.coregion.a_bound;
             b.extend(std::iter::repeat_n(
-                (f64::NEG_INFINITY, f64::INFINITY),
+                (-ab, ab),
                 free,
             ));
             if m.coregion.kappa.is_some() {

@@ -470,6 +470,7 @@ fn joint_from(
                 )));
             }
             let mut kernel = Kernel::parse(&tr.kernel)?;
+            kernel.fix_scale();
             kernel.initialize(x.as_ref().subcols(0, d))?;
             Ok(LmcTerm {
                 kernel,

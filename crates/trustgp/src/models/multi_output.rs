@@ -129,6 +129,8 @@ impl MultiOutputModel {
             .iter()
             .map(|k| {
                 let mut k = k.clone();
+                // B carries the output scales; a kernel scale would only add a flat direction.
+                k.fix_scale();
                 k.initialize(x)?;
                 Ok(LmcTerm {
                     kernel: k,
