@@ -3,6 +3,7 @@
 //! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
 //! * [`file`](mod@file) — versioned JSON model files.
+//! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
 
 pub mod conjugate;
 mod evidence;
@@ -10,6 +11,7 @@ pub mod exact;
 pub mod file;
 pub mod hyper;
 pub mod regressor;
+pub mod student_t;
 pub mod weighted_loo;
 
 use crate::data::DataError;
