@@ -3,6 +3,7 @@
 
 mod bench_exact;
 mod energy;
+mod table1;
 
 use clap::{Parser, Subcommand};
 
@@ -20,6 +21,8 @@ enum Command {
     BenchExact(bench_exact::Args),
     /// MO-RCGP paper Tables 2 and 3: Energy, MOGP vs MO-RCGP under four outlier scenarios.
     Energy(energy::Args),
+    /// MO-RCGP paper Table 1: synthetic T = 3, MOGP vs both MO-RCGP weights.
+    Table1(table1::Args),
 }
 
 fn main() {
@@ -27,6 +30,7 @@ fn main() {
     let result = match cli.command {
         Command::BenchExact(a) => bench_exact::run(&a),
         Command::Energy(a) => energy::run(&a),
+        Command::Table1(a) => table1::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

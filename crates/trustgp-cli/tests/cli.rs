@@ -362,3 +362,83 @@ fn bad_options_fail_cleanly() {
         &["future.json", "version 7"],
     );
 }
+
+/// Two correlated outputs of three inputs, with a few empty cells in the second.
+fn two_output_csv() -> String {
+    let mut s = String::from("a,b,c,y1,y2\n");
+    for i in 0..90 {
+        let (a, b, c) = (
+            (i as f64 * 0.37).sin() * 2.0,
+            (i as f64 * 0.11).cos(),
+            (i % 7) as f64 / 3.0,
+        );
+        let f = a + 0.5 * b * b - 0.3 * c;
+        let noise = ((i * 7919) % 13) as f64 / 130.0 - 0.05;
+        let y2 = if i % 9 == 4 {
+            String::new()
+        } else {
+            format!("{}", 2.0 * f + 1.0 - noise)
+        };
+        s.push_str(&format!("{a},{b},{c},{},{y2}\n", f + noise));
+    }
+    s
+}
+
+#[test]
+fn robust_models_resist_outliers_end_to_end() {
+    let dir = scratch("robust");
+    let data = write(&dir, "two.csv", &two_output_csv());
+    let mae = |model: &str, target: &str| -> f64 {
+        let o = trustgp(&[
+            "evaluate",
+            "--data",
+            &data,
+            "--target",
+            target,
+            "--inputs",
+            "a,b,c",
+            "--model",
+            model,
+            "--contaminate",
+            "asymmetric:0.1:y1",
+            "--seed",
+            "3",
+        ]);
+        assert!(o.status.success(), "{model}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["model"], model);
+        assert!(v["contamination"]["rows"].as_array().unwrap().len() >= 7);
+        v["metrics_per_output"][0]["mae"].as_f64().unwrap()
+    };
+    let (gp, rcgp) = (mae("gp", "y1"), mae("rcgp", "y1"));
+    assert!(rcgp < 0.5 * gp, "rcgp MAE {rcgp} vs gp {gp}");
+    let (mogp, morcgp) = (mae("mogp", "y1,y2"), mae("mo-rcgp", "y1,y2"));
+    assert!(morcgp < 0.5 * mogp, "mo-rcgp MAE {morcgp} vs mogp {mogp}");
+    // fit + predict of a multi-output model: every output gets mean and std columns.
+    let out = dir.join("mo.json").display().to_string();
+    let o = trustgp(&[
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "y1,y2",
+        "--model",
+        "mo-rcgp",
+        "--epsilon",
+        "0.1,0",
+        "--out",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["objective"]["name"], "weighted_loo_cv");
+    assert_eq!(
+        v["terms"][0]["coregionalization"].as_array().unwrap().len(),
+        2
+    );
+    let o = trustgp(&["predict", "--model", &out, "--data", &data]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
+    assert_eq!(csv.lines().next().unwrap(), "mean_y1,std_y1,mean_y2,std_y2");
+    assert_eq!(csv.lines().count(), 91);
+}

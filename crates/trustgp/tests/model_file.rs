@@ -4,7 +4,7 @@
 use faer::Mat;
 use trustgp::data::read_csv_str;
 use trustgp::models::file::{load, load_str, save, ModelRecord};
-use trustgp::models::regressor::{Regressor, RegressorConfig};
+use trustgp::models::regressor::{ModelKind, Regressor, RegressorConfig};
 
 fn csv() -> String {
     let mut s = String::from("a,b,y1,y2\n");
@@ -121,4 +121,77 @@ fn corrupted_model_files_are_clear_errors() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("/nonexistent/dir/m.json"), "{err}");
+}
+
+/// A fit of the given robust or multi-output model on the test data (y2 has missing cells).
+fn fitted_as(model: ModelKind, extra: impl Fn(&mut RegressorConfig)) -> Regressor {
+    let data = read_csv_str(&csv(), "mem.csv", &["y1".into(), "y2".into()], None).unwrap();
+    let mut cfg = RegressorConfig {
+        model,
+        kernel: Some(
+            if model == ModelKind::Rcgp {
+                "const * matern52"
+            } else {
+                "se"
+            }
+            .into(),
+        ),
+        ..RegressorConfig::default()
+    };
+    extra(&mut cfg);
+    Regressor::fit(&data, &cfg).unwrap()
+}
+
+#[test]
+fn robust_and_multi_output_models_round_trip_bit_for_bit() {
+    let models = [
+        fitted_as(ModelKind::Rcgp, |_| {}),
+        fitted_as(ModelKind::Mogp, |c| c.shared_noise = true),
+        fitted_as(ModelKind::MoRcgp, |c| c.epsilon = vec![0.1, 0.0]),
+        fitted_as(ModelKind::MoRcgp, |c| {
+            c.naive_weight = true;
+            c.rank = Some(1);
+            c.kernel = Some("se; matern32".into());
+        }),
+    ];
+    let xs = Mat::from_fn(7, 2, |i, j| {
+        if j == 0 {
+            i as f64 - 3.0
+        } else {
+            97.0 + i as f64
+        }
+    });
+    for model in &models {
+        let text = serde_json::to_string(&ModelRecord::from_regressor(model)).unwrap();
+        let back = load_str(&text, "m.json").unwrap();
+        assert_eq!(back.model_name(), model.model_name());
+        for latent in [false, true] {
+            let a = model.predict(xs.as_ref(), latent).unwrap();
+            let b = back.predict(xs.as_ref(), latent).unwrap();
+            assert_eq!(
+                a,
+                b,
+                "{}: predictions changed after a round trip",
+                model.model_name()
+            );
+            assert_eq!(a.len(), 2, "every output is predicted");
+        }
+        assert_eq!(
+            ModelRecord::from_regressor(model),
+            ModelRecord::from_regressor(&back)
+        );
+    }
+    // A multi-output file with its weights removed, or an rcgp output without them, is refused.
+    let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[2])).unwrap();
+    v["joint"].as_object_mut().unwrap().remove("robust");
+    let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
+    assert!(err.contains("robust weights"), "{err}");
+    let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[0])).unwrap();
+    v["outputs"][1]["robust"]["w_hat"] = serde_json::json!([0.5]);
+    let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
+    assert!(err.contains("entries of w_hat"), "{err}");
+    let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[1])).unwrap();
+    v["joint"]["x_train"][0][2] = 7.0.into();
+    let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
+    assert!(err.contains("task index"), "{err}");
 }

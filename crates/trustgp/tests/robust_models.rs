@@ -317,24 +317,19 @@ fn one_outlier_has_bounded_influence_on_mo_rcgp_and_unbounded_on_mogp() {
         let r = means_after_outlier(true, delta);
         let g = means_after_outlier(false, delta);
         let sr: Vec<f64> = (0..3).map(|t| shift(&r, &base_r, t)).collect();
-        for t in 0..3 {
+        for (t, s) in sr.iter().enumerate() {
             let sg = shift(&g, &base_g, t);
             // The MOGP's shift grows linearly with the outlier in every correlated channel.
             assert!(sg > 1e-3 * delta, "MOGP channel {t} at {delta}: {sg}");
             // MO-RCGP's stays small ...
-            assert!(sr[t] < 0.5, "MO-RCGP channel {t} at {delta}: {}", sr[t]);
+            assert!(*s < 0.5, "MO-RCGP channel {t} at {delta}: {s}");
         }
         shifts_r.push(sr);
     }
     // ... and settles to a limit (the outlier's weight → 0 and its pull stays bounded).
     let (a, b) = (&shifts_r[4], &shifts_r[5]);
-    for t in 0..3 {
-        assert!(
-            (a[t] - b[t]).abs() < 1e-3,
-            "channel {t}: {} then {}",
-            a[t],
-            b[t]
-        );
+    for (t, (u, v)) in a.iter().zip(b).enumerate() {
+        assert!((u - v).abs() < 1e-3, "channel {t}: {u} then {v}");
     }
 }
 

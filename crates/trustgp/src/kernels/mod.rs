@@ -32,7 +32,7 @@ use faer::{Mat, MatRef};
 pub use base::{BaseKernel, BaseKind, Lengthscale};
 pub use covariance::Covariance;
 pub use error::KernelError;
-pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel};
+pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
 
 /// A covariance kernel: a base kernel, or a sum or elementwise product of kernels.
 ///

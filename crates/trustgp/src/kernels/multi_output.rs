@@ -373,10 +373,7 @@ impl Covariance for MultiOutputKernel {
             b.extend(m.kernel.log_bounds());
             let free = m.coregion.n_tasks() * m.coregion.rank();
             let ab = m.coregion.a_bound;
-            b.extend(std::iter::repeat_n(
-                (-ab, ab),
-                free,
-            ));
+            b.extend(std::iter::repeat_n((-ab, ab), free));
             if m.coregion.kappa.is_some() {
                 let kb = (KAPPA_BOUNDS.0.ln(), KAPPA_BOUNDS.1.ln());
                 b.extend(std::iter::repeat_n(kb, m.coregion.n_tasks()));

@@ -48,6 +48,8 @@ pub struct MultiOutputConfig {
     pub epsilon: Vec<f64>,
     /// FastMCD support fraction (`None`: clip(1 − Σε, 0.5, 1)).
     pub mcd_support: Option<f64>,
+    /// Prior mean of each output (`None`: the mean of its observed values).
+    pub task_means: Option<Vec<f64>>,
     /// Optimiser settings.
     pub fit: FitOptions,
 }
@@ -78,13 +80,33 @@ fn row_covariance(
     c
 }
 
-impl MultiOutputModel {
-    /// Fit to inputs `x` (N×d) and targets `y` (N×T, NaN = missing).
-    pub fn fit(
+/// Everything a multi-output fit starts from: the task-indexed entries, the prior mean (each
+/// output's observed mean), the robust row covariance, the initial kernel, noise groups and
+/// noise variances. Public so that other multi-output likelihoods (the Student-t baseline) start
+/// exactly where MOGP and MO-RCGP do.
+#[derive(Clone, Debug)]
+pub struct MultiOutputStart {
+    /// The observed entries.
+    pub entries: TaskEntries,
+    /// Prior mean of each output.
+    pub mean: TaskMean,
+    /// FastMCD covariance of the complete output rows.
+    pub row_covariance: Mat<f64>,
+    /// The initial multi-output kernel.
+    pub kernel: MultiOutputKernel,
+    /// Noise group of each entry.
+    pub group: Vec<usize>,
+    /// Initial noise variance of each group.
+    pub noise: Vec<f64>,
+}
+
+impl MultiOutputStart {
+    /// The starting point for inputs `x` (N×d) and targets `y` (N×T, NaN = missing).
+    pub fn new(
         x: MatRef<'_, f64>,
         y: MatRef<'_, f64>,
         cfg: &MultiOutputConfig,
-    ) -> Result<MultiOutputModel, ModelError> {
+    ) -> Result<MultiOutputStart, ModelError> {
         let t = y.ncols();
         let bad = |m: String| Err(ModelError::Invalid(m));
         if t == 0 || x.nrows() != y.nrows() {
@@ -109,7 +131,12 @@ impl MultiOutputModel {
                 return bad(format!("output {tt} has no observed values"));
             }
         }
-        // Prior mean: the mean of each output's observed values.
+        // Prior mean: given, or the mean of each output's observed values.
+        if let Some(m) = &cfg.task_means {
+            if m.len() != t || m.iter().any(|v| !v.is_finite()) {
+                return bad(format!("expected {t} finite prior means, got {m:?}"));
+            }
+        }
         let means: Vec<f64> = (0..t)
             .map(|tt| {
                 let v: Vec<f64> = (0..e.len())
@@ -119,7 +146,7 @@ impl MultiOutputModel {
                 v.iter().sum::<f64>() / v.len() as f64
             })
             .collect();
-        let mean = TaskMean(means);
+        let mean = TaskMean(cfg.task_means.clone().unwrap_or(means));
         let c0 = initial_row_covariance(&e, cfg)?;
         let q = cfg.kernels.len();
         let rank = cfg.rank.unwrap_or(t);
@@ -142,6 +169,32 @@ impl MultiOutputModel {
         cov.validate_inputs(e.x.as_ref())?;
         let group = e.noise_groups(cfg.shared_noise);
         let noise = vec![cfg.noise; if cfg.shared_noise { 1 } else { t }];
+        Ok(MultiOutputStart {
+            entries: e,
+            mean,
+            row_covariance: c0,
+            kernel: cov,
+            group,
+            noise,
+        })
+    }
+}
+
+impl MultiOutputModel {
+    /// Fit to inputs `x` (N×d) and targets `y` (N×T, NaN = missing).
+    pub fn fit(
+        x: MatRef<'_, f64>,
+        y: MatRef<'_, f64>,
+        cfg: &MultiOutputConfig,
+    ) -> Result<MultiOutputModel, ModelError> {
+        let MultiOutputStart {
+            entries: e,
+            mean,
+            row_covariance: c0,
+            kernel: cov,
+            group,
+            noise,
+        } = MultiOutputStart::new(x, y, cfg)?;
         let prior = mean.eval(e.x.as_ref());
         let x0 = x.subrows(0, 1);
         match cfg.kind {

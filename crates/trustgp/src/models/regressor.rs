@@ -309,6 +309,7 @@ impl Regressor {
                     noise,
                     epsilon: epsilon.clone(),
                     mcd_support: None,
+                    task_means: None,
                     fit: cfg.fit.clone(),
                 };
                 let model = MultiOutputModel::fit(xs.as_ref(), ys.as_ref(), &mo)?;
