@@ -153,16 +153,27 @@ impl Coregion {
         b
     }
 
-    fn n_params(&self) -> usize {
-        self.a.nrows() * self.a.ncols() + self.kappa.as_ref().map_or(0, Vec::len)
+    /// The free entries of `A`: its lower trapezoid (k ≤ i), column by column. Every PSD `B`
+    /// of rank ≤ `rank` has such a factor (a pivot-free Cholesky-like one), so nothing is lost,
+    /// and fixing the upper entries removes the rotations `A ↦ A R` that leave `B` unchanged —
+    /// flat directions that only slow the optimiser. Entries above the diagonal keep the value
+    /// they were built with (zero from [`Coregion::from_covariance`]).
+    fn free_entries(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let (t, r) = (self.a.nrows(), self.a.ncols());
+        (0..r).flat_map(move |k| (k..t).map(move |i| (i, k)))
     }
 
-    /// `vec(A)` (column-major), then `ln κ`.
+    fn n_free(&self) -> usize {
+        self.free_entries().count()
+    }
+
+    fn n_params(&self) -> usize {
+        self.n_free() + self.kappa.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The free entries of `A`, then `ln κ`.
     fn params(&self) -> Vec<f64> {
-        let mut p: Vec<f64> = (0..self.a.ncols())
-            .flat_map(|k| (0..self.a.nrows()).map(move |i| (i, k)))
-            .map(|(i, k)| self.a[(i, k)])
-            .collect();
+        let mut p: Vec<f64> = self.free_entries().map(|(i, k)| self.a[(i, k)]).collect();
         if let Some(kappa) = &self.kappa {
             p.extend(kappa.iter().map(|v| v.ln()));
         }
@@ -170,33 +181,33 @@ impl Coregion {
     }
 
     fn set_params(&mut self, p: &[f64]) {
-        let (t, r) = (self.a.nrows(), self.a.ncols());
-        for k in 0..r {
-            for i in 0..t {
-                self.a[(i, k)] = p[k * t + i];
-            }
+        let entries: Vec<(usize, usize)> = self.free_entries().collect();
+        for (&(i, k), v) in entries.iter().zip(p) {
+            self.a[(i, k)] = *v;
         }
+        let nf = entries.len();
         if let Some(kappa) = &mut self.kappa {
-            for (v, lp) in kappa.iter_mut().zip(&p[t * r..]) {
+            for (v, lp) in kappa.iter_mut().zip(&p[nf..]) {
                 *v = lp.exp();
             }
         }
     }
 
     /// Gradient of the parameters given `G_pq = ∂φ/∂B_pq` (G symmetric, each entry of `B`
-    /// treated as a separate variable): `∂φ/∂A = (G + Gᵀ) A`, `∂φ/∂ln κ_t = G_tt κ_t`.
+    /// treated as a separate variable): `∂φ/∂A = (G + Gᵀ) A` on the free entries,
+    /// `∂φ/∂ln κ_t = G_tt κ_t`.
     fn grad_from(&self, g: &Mat<f64>, out: &mut [f64]) {
-        let (t, r) = (self.a.nrows(), self.a.ncols());
-        for k in 0..r {
-            for i in 0..t {
-                out[k * t + i] += (0..t)
-                    .map(|q| (g[(i, q)] + g[(q, i)]) * self.a[(q, k)])
-                    .sum::<f64>();
-            }
+        let t = self.a.nrows();
+        let mut nf = 0;
+        for (j, (i, k)) in self.free_entries().enumerate() {
+            out[j] += (0..t)
+                .map(|q| (g[(i, q)] + g[(q, i)]) * self.a[(q, k)])
+                .sum::<f64>();
+            nf = j + 1;
         }
         if let Some(kappa) = &self.kappa {
             for (i, v) in kappa.iter().enumerate() {
-                out[t * r + i] += g[(i, i)] * v;
+                out[nf + i] += g[(i, i)] * v;
             }
         }
     }
@@ -358,8 +369,12 @@ impl Covariance for MultiOutputKernel {
                     .into_iter()
                     .map(|n| format!("q{q}.{n}")),
             );
-            let (t, r) = (m.coregion.n_tasks(), m.coregion.rank());
-            names.extend((0..r).flat_map(|k| (0..t).map(move |i| format!("q{q}.A[{i},{k}]"))));
+            names.extend(
+                m.coregion
+                    .free_entries()
+                    .map(|(i, k)| format!("q{q}.A[{i},{k}]")),
+            );
+            let t = m.coregion.n_tasks();
             if m.coregion.kappa.is_some() {
                 names.extend((0..t).map(|i| format!("q{q}.kappa[{i}]")));
             }
@@ -371,7 +386,7 @@ impl Covariance for MultiOutputKernel {
         let mut b = Vec::new();
         for m in &self.terms {
             b.extend(m.kernel.log_bounds());
-            let free = m.coregion.n_tasks() * m.coregion.rank();
+            let free = m.coregion.n_free();
             let ab = m.coregion.a_bound;
             b.extend(std::iter::repeat_n((-ab, ab), free));
             if m.coregion.kappa.is_some() {
