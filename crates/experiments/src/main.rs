@@ -3,6 +3,9 @@
 
 mod bench_exact;
 mod energy;
+mod figure;
+mod flash_crash;
+mod mo_figures;
 mod table1;
 
 use clap::{Parser, Subcommand};
@@ -23,6 +26,12 @@ enum Command {
     Energy(energy::Args),
     /// MO-RCGP paper Table 1: synthetic T = 3, MOGP vs both MO-RCGP weights.
     Table1(table1::Args),
+    /// DJIA flash crash (2013-04-23): GP vs RCGP, with an SVG figure.
+    FlashCrash(flash_crash::Args),
+    /// MO-RCGP paper Figure 2: imputing a missing range next to focused outliers.
+    Imputation(mo_figures::ImputationArgs),
+    /// MO-RCGP paper Figure 1: Navitoclax dose-response of two cell lines.
+    Navitoclax(mo_figures::NavitoclaxArgs),
 }
 
 fn main() {
@@ -31,6 +40,9 @@ fn main() {
         Command::BenchExact(a) => bench_exact::run(&a),
         Command::Energy(a) => energy::run(&a),
         Command::Table1(a) => table1::run(&a),
+        Command::FlashCrash(a) => flash_crash::run(&a),
+        Command::Imputation(a) => mo_figures::imputation(&a),
+        Command::Navitoclax(a) => mo_figures::navitoclax(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");
