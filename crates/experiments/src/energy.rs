@@ -157,7 +157,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                 );
             }
         }
-        for (name, rmse, nlpd, secs) in &results {
+        for (name, rmse, nlpd, secs) in results.iter().filter(|r| !r.1.is_empty()) {
             let (rm, rs) = mean_std(rmse);
             let (nm, ns) = mean_std(nlpd);
             let (sm, ss) = mean_std(secs);

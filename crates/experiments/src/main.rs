@@ -2,6 +2,7 @@
 //! as JSON lines on stdout (and written under `results/` where noted).
 
 mod bench_exact;
+mod bench_robust;
 mod energy;
 mod figure;
 mod flash_crash;
@@ -22,6 +23,8 @@ struct Cli {
 enum Command {
     /// Time the exact GP (one LML+gradient evaluation, one full fit) on kin8nm subsets.
     BenchExact(bench_exact::Args),
+    /// Time MOGP and MO-RCGP fits on Energy (576 rows × 2 outputs).
+    BenchRobust(bench_robust::Args),
     /// MO-RCGP paper Tables 2 and 3: Energy, MOGP vs MO-RCGP under four outlier scenarios.
     Energy(energy::Args),
     /// MO-RCGP paper Table 1: synthetic T = 3, MOGP vs both MO-RCGP weights.
@@ -38,6 +41,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::BenchExact(a) => bench_exact::run(&a),
+        Command::BenchRobust(a) => bench_robust::run(&a),
         Command::Energy(a) => energy::run(&a),
         Command::Table1(a) => table1::run(&a),
         Command::FlashCrash(a) => flash_crash::run(&a),

@@ -48,7 +48,8 @@ pub struct MultiOutputConfig {
     pub epsilon: Vec<f64>,
     /// FastMCD support fraction (`None`: clip(1 − Σε, 0.5, 1)).
     pub mcd_support: Option<f64>,
-    /// Prior mean of each output (`None`: the mean of its observed values).
+    /// Prior mean of each output (`None`: the mean of its observed values for MOGP, the
+    /// FastMCD location of the output rows for MO-RCGP).
     pub task_means: Option<Vec<f64>>,
     /// Optimiser settings.
     pub fit: FitOptions,
@@ -80,8 +81,8 @@ fn row_covariance(
     c
 }
 
-/// Everything a multi-output fit starts from: the task-indexed entries, the prior mean (each
-/// output's observed mean), the robust row covariance, the initial kernel, noise groups and
+/// Everything a multi-output fit starts from: the task-indexed entries, the prior mean, the
+/// robust row covariance, the initial kernel, noise groups and
 /// noise variances. Public so that other multi-output likelihoods (the Student-t baseline) start
 /// exactly where MOGP and MO-RCGP do.
 #[derive(Clone, Debug)]
@@ -131,7 +132,8 @@ impl MultiOutputStart {
                 return bad(format!("output {tt} has no observed values"));
             }
         }
-        // Prior mean: given, or the mean of each output's observed values.
+        // Prior mean: given, else each output's observed mean (MOGP) or the robust location
+        // (MO-RCGP).
         if let Some(m) = &cfg.task_means {
             if m.len() != t || m.iter().any(|v| !v.is_finite()) {
                 return bad(format!("expected {t} finite prior means, got {m:?}"));
@@ -146,8 +148,15 @@ impl MultiOutputStart {
                 v.iter().sum::<f64>() / v.len() as f64
             })
             .collect();
-        let mean = TaskMean(cfg.task_means.clone().unwrap_or(means));
-        let c0 = initial_row_covariance(&e, cfg)?;
+        let (location, c0) = robust_rows(&e, cfg)?;
+        // The robust models centre on a robust location: the plain mean of outputs with
+        // one-sided outliers is itself pulled towards them.
+        let default_means = if cfg.kind == MultiOutputKind::Mogp {
+            means
+        } else {
+            location
+        };
+        let mean = TaskMean(cfg.task_means.clone().unwrap_or(default_means));
         let q = cfg.kernels.len();
         let rank = cfg.rank.unwrap_or(t);
         let share = Mat::from_fn(t, t, |i, j| c0[(i, j)] / q as f64);
@@ -289,17 +298,37 @@ impl MultiOutputModel {
     }
 }
 
-/// The robust covariance of the complete output rows (FastMCD), used to initialise `B` and to
-/// centre the MO-RCGP weights while fitting.
-fn initial_row_covariance(
+/// A robust location and covariance of the output rows: FastMCD on the complete rows, used to
+/// initialise `B`, to centre the MO-RCGP weights while fitting and (robust models) as the prior
+/// mean. Without enough complete rows for MCD, each output's median and squared scaled MAD
+/// over its observed values (outputs then start uncorrelated).
+fn robust_rows(
     e: &TaskEntries,
     cfg: &MultiOutputConfig,
-) -> Result<Mat<f64>, ModelError> {
+) -> Result<(Vec<f64>, Mat<f64>), ModelError> {
     let y = e.to_matrix(&e.y);
     let t = y.ncols();
     let complete: Vec<usize> = (0..y.nrows())
         .filter(|&i| (0..t).all(|s| y[(i, s)].is_finite()))
         .collect();
+    if complete.len() <= t + 1 {
+        let (loc, var): (Vec<f64>, Vec<f64>) = (0..t)
+            .map(|s| {
+                let v: Vec<f64> = (0..y.nrows())
+                    .map(|i| y[(i, s)])
+                    .filter(|v| v.is_finite())
+                    .collect();
+                let med = median(&v);
+                let mad = median(&v.iter().map(|x| (x - med).abs()).collect::<Vec<_>>());
+                let scale = 1.4826 * mad;
+                (med, if scale > 0.0 { scale * scale } else { 1.0 })
+            })
+            .unzip();
+        return Ok((
+            loc,
+            Mat::from_fn(t, t, |i, j| if i == j { var[i] } else { 0.0 }),
+        ));
+    }
     let z = Mat::from_fn(complete.len(), t, |i, s| y[(complete[i], s)]);
     let eps_sum: f64 = if cfg.kind == MultiOutputKind::Mogp {
         0.0
@@ -316,5 +345,17 @@ fn initial_row_covariance(
         },
     )
     .map_err(|err| ModelError::Invalid(format!("robust output covariance: {err}")))?;
-    Ok(est.covariance)
+    Ok((est.location, est.covariance))
+}
+
+/// The median of a non-empty slice (mean of the middle two for an even count).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
 }
