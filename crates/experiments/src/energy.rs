@@ -183,7 +183,9 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
     );
     eprintln!("{table}");
     if let Some(path) = &a.out {
-        std::fs::write(path, &table)?;
+        let title =
+            "MO-RCGP paper, Tables 2 and 3: Energy (standardised units, mean ± std over splits)";
+        std::fs::write(path, crate::provenance::header(title) + &table)?;
     }
     Ok(())
 }

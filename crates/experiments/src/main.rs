@@ -7,6 +7,7 @@ mod energy;
 mod figure;
 mod flash_crash;
 mod mo_figures;
+mod provenance;
 mod table1;
 
 use clap::{Parser, Subcommand};
