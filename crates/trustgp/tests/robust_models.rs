@@ -9,6 +9,7 @@ use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::means::{Mean, TaskMean};
 use trustgp::models::exact::FitOptions;
 use trustgp::models::mogp::{grouped_log_marginal_likelihood, MultiOutputGp};
+use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::robust::{
     conditional_weights, prior_centred_weights, RobustGp, RobustWeights,
 };
@@ -389,5 +390,37 @@ fn fitting_improves_the_weighted_loo_and_is_deterministic() {
             "noise {t}: {}",
             a.noise()[t]
         );
+    }
+}
+
+#[test]
+fn outputs_observed_at_different_inputs_fit_without_complete_rows() {
+    // Output 0 on the first half of the inputs, output 1 on the second: no row has both, so
+    // the robust row covariance falls back to per-output medians and MADs.
+    let (x, y) = sample(40, 8, &[]);
+    let y = Mat::from_fn(40, 2, |i, t| {
+        if (i < 20) == (t == 0) {
+            y[(i, t)]
+        } else {
+            f64::NAN
+        }
+    });
+    for kind in [MultiOutputKind::Mogp, MultiOutputKind::MoRcgp] {
+        let cfg = MultiOutputConfig {
+            kind,
+            kernels: vec![Kernel::parse("se(ls=1)").unwrap()],
+            rank: None,
+            shared_noise: false,
+            noise: 0.1,
+            epsilon: vec![0.1, 0.1],
+            mcd_support: None,
+            task_means: None,
+            fit: FitOptions::default(),
+        };
+        let m = MultiOutputModel::fit(x.as_ref(), y.as_ref(), &cfg).unwrap();
+        let p = m.predict(x.as_ref(), true);
+        assert_eq!(p.len(), 2);
+        // Every output is predicted at every input, also where it was never observed.
+        assert!(p.iter().all(|q| q.mean.iter().all(|v| v.is_finite())));
     }
 }

@@ -79,15 +79,96 @@ pub(crate) fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64
     (v, b)
 }
 
-/// A fitted Gaussian-likelihood GP with grouped noise.
+/// What every fitted grouped-noise conjugate model keeps (the MOGP here, the robust GPs in
+/// [`super::robust`]): its posterior, the noise variance of each group, the group and target of
+/// each training entry, and the optimiser's reports. The models reach these accessors through
+/// `Deref`.
 #[derive(Clone, Debug)]
-pub struct MultiOutputGp<C, M> {
+pub struct GroupedFit<C, M> {
     noise: Vec<f64>,
     group: Vec<usize>,
     y: Vec<f64>,
     posterior: ConjugatePosterior<C, M>,
+    pub(crate) starts: Vec<StartReport>,
+}
+
+impl<C: Covariance, M: PriorMean> GroupedFit<C, M> {
+    pub(crate) fn new(
+        posterior: ConjugatePosterior<C, M>,
+        noise: &[f64],
+        group: &[usize],
+        y: &[f64],
+    ) -> Self {
+        GroupedFit {
+            noise: noise.to_vec(),
+            group: group.to_vec(),
+            y: y.to_vec(),
+            posterior,
+            starts: Vec::new(),
+        }
+    }
+
+    /// The covariance function.
+    pub fn covariance(&self) -> &C {
+        self.posterior.kernel()
+    }
+
+    /// The noise variance of each group.
+    pub fn noise(&self) -> &[f64] {
+        &self.noise
+    }
+
+    /// The noise group of each training entry.
+    pub fn groups(&self) -> &[usize] {
+        &self.group
+    }
+
+    /// The training targets.
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// Optimiser reports (empty without optimisation).
+    pub fn starts(&self) -> &[StartReport] {
+        &self.starts
+    }
+
+    /// The posterior (conjugate core).
+    pub fn posterior(&self) -> &ConjugatePosterior<C, M> {
+        &self.posterior
+    }
+
+    /// Posterior marginals at `xs`; with `latent = false` the variance of a new observation
+    /// adds the plain noise variance of each test row's group `group_s` (a new point has no
+    /// robust weight).
+    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool, group_s: &[usize]) -> Marginals {
+        let mut m = self.posterior.marginals(xs);
+        if !latent {
+            for (v, &g) in m.var.iter_mut().zip(group_s) {
+                *v += self.noise[g];
+            }
+        }
+        m
+    }
+
+    /// The joint latent covariance at `xs` (only on request: `m × m`).
+    pub fn joint_covariance(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+        self.posterior.joint_covariance(xs)
+    }
+}
+
+/// A fitted Gaussian-likelihood GP with grouped noise.
+#[derive(Clone, Debug)]
+pub struct MultiOutputGp<C, M> {
+    fit: GroupedFit<C, M>,
     lml: f64,
-    starts: Vec<StartReport>,
+}
+
+impl<C, M> std::ops::Deref for MultiOutputGp<C, M> {
+    type Target = GroupedFit<C, M>;
+    fn deref(&self) -> &GroupedFit<C, M> {
+        &self.fit
+    }
 }
 
 /// `log p(y)` and its gradient with respect to `[cov params, ln σ²_g …]`.
@@ -153,7 +234,7 @@ impl<C: Covariance, M: PriorMean> MultiOutputGp<C, M> {
         )?;
         let (c, s) = unpack(&cov, &best)?;
         let mut gp = Self::at(c, mean, x, y, group, &s)?;
-        gp.starts = starts;
+        gp.fit.starts = starts;
         Ok(gp)
     }
 
@@ -172,64 +253,13 @@ impl<C: Covariance, M: PriorMean> MultiOutputGp<C, M> {
         let d: Vec<f64> = group.iter().map(|&g| noise[g]).collect();
         let e = evidence(cov, mean, x, &r, &d, parallelism_for(x.nrows()), false)?;
         Ok(MultiOutputGp {
-            noise: noise.to_vec(),
-            group: group.to_vec(),
-            y: y.to_vec(),
-            posterior: e.posterior,
+            fit: GroupedFit::new(e.posterior, noise, group, y),
             lml: e.value,
-            starts: Vec::new(),
         })
-    }
-
-    /// The covariance function.
-    pub fn covariance(&self) -> &C {
-        self.posterior.kernel()
-    }
-
-    /// The noise variance of each group.
-    pub fn noise(&self) -> &[f64] {
-        &self.noise
-    }
-
-    /// The noise group of each training entry.
-    pub fn groups(&self) -> &[usize] {
-        &self.group
-    }
-
-    /// The training targets.
-    pub fn y(&self) -> &[f64] {
-        &self.y
     }
 
     /// The log marginal likelihood of the training targets.
     pub fn lml(&self) -> f64 {
         self.lml
-    }
-
-    /// Optimiser reports (empty without optimisation).
-    pub fn starts(&self) -> &[StartReport] {
-        &self.starts
-    }
-
-    /// The posterior (conjugate core).
-    pub fn posterior(&self) -> &ConjugatePosterior<C, M> {
-        &self.posterior
-    }
-
-    /// Posterior marginals at `xs`; with `latent = false` the variance of a new observation
-    /// adds the noise variance of each test row's group `group_s`.
-    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool, group_s: &[usize]) -> Marginals {
-        let mut m = self.posterior.marginals(xs);
-        if !latent {
-            for (v, &g) in m.var.iter_mut().zip(group_s) {
-                *v += self.noise[g];
-            }
-        }
-        m
-    }
-
-    /// The joint latent covariance at `xs` (only on request: `m × m`).
-    pub fn joint_covariance(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
-        self.posterior.joint_covariance(xs)
     }
 }

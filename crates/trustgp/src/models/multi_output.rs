@@ -18,7 +18,7 @@ use super::tasks::{all_outputs, TaskEntries};
 use super::ModelError;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{PriorMean, TaskMean};
-use crate::robust::{fast_mcd, McdOptions};
+use crate::robust::{fast_mcd, median_in_place, McdOptions};
 
 /// Which multi-output model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,8 +318,10 @@ fn robust_rows(
                     .map(|i| y[(i, s)])
                     .filter(|v| v.is_finite())
                     .collect();
-                let med = median(&v);
-                let mad = median(&v.iter().map(|x| (x - med).abs()).collect::<Vec<_>>());
+                let mut v = v;
+                let med = median_in_place(&mut v);
+                let mut dev: Vec<f64> = v.iter().map(|x| (x - med).abs()).collect();
+                let mad = median_in_place(&mut dev);
                 let scale = 1.4826 * mad;
                 (med, if scale > 0.0 { scale * scale } else { 1.0 })
             })
@@ -346,16 +348,4 @@ fn robust_rows(
     )
     .map_err(|err| ModelError::Invalid(format!("robust output covariance: {err}")))?;
     Ok((est.location, est.covariance))
-}
-
-/// The median of a non-empty slice (mean of the middle two for an even count).
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }

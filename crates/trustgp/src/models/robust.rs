@@ -17,10 +17,10 @@
 
 use faer::MatRef;
 
-use super::conjugate::{ConjugatePosterior, Marginals};
+use super::conjugate::ConjugatePosterior;
 use super::exact::FitOptions;
-use super::mogp::{check_entries, pack, unpack};
-use super::multistart::{maximize, StartReport};
+use super::mogp::{check_entries, pack, unpack, GroupedFit};
+use super::multistart::maximize;
 use super::tasks::TaskEntries;
 use super::weighted_loo::{loo_predictive, weighted_loo, LooPredictive, RobustTerms};
 use super::ModelError;
@@ -106,14 +106,17 @@ pub fn conditional_weights(
 /// A fitted robust conjugate GP.
 #[derive(Clone, Debug)]
 pub struct RobustGp<C, M> {
-    noise: Vec<f64>,
-    group: Vec<usize>,
-    y: Vec<f64>,
+    fit: GroupedFit<C, M>,
     weights: RobustWeights,
     fit_weights: RobustWeights,
-    posterior: ConjugatePosterior<C, M>,
     objective: f64,
-    starts: Vec<StartReport>,
+}
+
+impl<C, M> std::ops::Deref for RobustGp<C, M> {
+    type Target = GroupedFit<C, M>;
+    fn deref(&self) -> &GroupedFit<C, M> {
+        &self.fit
+    }
 }
 
 impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
@@ -166,7 +169,7 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
         let weights = reweight(&cov, &noise)?;
         let mut gp = Self::at(cov, mean, x, y, group, &noise, weights)?;
         gp.fit_weights = initial;
-        gp.starts = starts;
+        gp.fit.starts = starts;
         Ok(gp)
     }
 
@@ -194,35 +197,11 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
         let (d, z) = terms.noise_and_targets(noise);
         let posterior = ConjugatePosterior::new(cov, mean, x.to_owned(), &z, &d, par)?;
         Ok(RobustGp {
-            noise: noise.to_vec(),
-            group: group.to_vec(),
-            y: y.to_vec(),
+            fit: GroupedFit::new(posterior, noise, group, y),
             fit_weights: weights.clone(),
             weights,
-            posterior,
             objective,
-            starts: Vec::new(),
         })
-    }
-
-    /// The covariance function.
-    pub fn covariance(&self) -> &C {
-        self.posterior.kernel()
-    }
-
-    /// The noise variance σ² of each group.
-    pub fn noise(&self) -> &[f64] {
-        &self.noise
-    }
-
-    /// The noise group of each training entry.
-    pub fn groups(&self) -> &[usize] {
-        &self.group
-    }
-
-    /// The training targets.
-    pub fn y(&self) -> &[f64] {
-        &self.y
     }
 
     /// The weights of the final posterior.
@@ -240,43 +219,21 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
         self.objective
     }
 
-    /// Optimiser reports (empty without optimisation).
-    pub fn starts(&self) -> &[StartReport] {
-        &self.starts
-    }
-
-    /// The posterior (conjugate core).
-    pub fn posterior(&self) -> &ConjugatePosterior<C, M> {
-        &self.posterior
-    }
-
-    /// Posterior marginals at `xs`; with `latent = false` the variance of a new observation
-    /// adds the plain noise variance σ²_g (a new point has no weight).
-    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool, group_s: &[usize]) -> Marginals {
-        let mut m = self.posterior.marginals(xs);
-        if !latent {
-            for (v, &g) in m.var.iter_mut().zip(group_s) {
-                *v += self.noise[g];
-            }
-        }
-        m
-    }
-
     /// The closed-form leave-one-out predictive of every training entry.
     pub fn loo(&self) -> Result<LooPredictive, ModelError> {
-        let x = self.posterior.x();
-        let prior = self.posterior.mean().eval(x);
+        let x = self.posterior().x();
+        let prior = self.posterior().mean().eval(x);
         let terms = RobustTerms {
-            y: &self.y,
+            y: self.y(),
             prior: &prior,
-            group: &self.group,
+            group: self.groups(),
             weights: &self.weights.imq,
         };
         Ok(loo_predictive(
             self.covariance(),
             x,
             &terms,
-            &self.noise,
+            self.noise(),
             parallelism_for(x.nrows()),
         )?)
     }
