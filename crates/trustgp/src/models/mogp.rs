@@ -59,8 +59,37 @@ pub(crate) fn check_entries(
     Ok(())
 }
 
+/// Maximise `objective(covariance, noise variances)` over the covariance parameters and the
+/// log noise variances from `cov` and `noise`, with `opts`' restarts and L-BFGS settings;
+/// returns the best covariance, noise variances and the optimiser reports. Shared by every
+/// grouped-noise model (MOGP by its evidence, the robust GPs by their weighted LOO-CV).
+pub(crate) fn maximize_grouped<C: Covariance>(
+    cov: &C,
+    noise: &[f64],
+    opts: &FitOptions,
+    par: Parallelism,
+    objective: impl Fn(&C, &[f64]) -> Result<(f64, Vec<f64>), ModelError> + Sync,
+) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
+    let (v0, bounds) = pack(cov, noise);
+    let flat = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+        let (c, s) = unpack(cov, v).map_err(|e| e.to_string())?;
+        objective(&c, &s).map_err(|e| e.to_string())
+    };
+    let (best, starts) = maximize(
+        flat,
+        &v0,
+        &bounds,
+        opts.restarts,
+        opts.seed,
+        &opts.lbfgs,
+        par,
+    )?;
+    let (c, s) = unpack(cov, &best)?;
+    Ok((c, s, starts))
+}
+
 /// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.
-pub(crate) fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
+fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
     let nk = cov.n_params();
     let mut c = cov.clone();
     c.set_params(&v[..nk])?;
@@ -68,7 +97,7 @@ pub(crate) fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>),
 }
 
 /// The flat vector and bounds of a covariance plus grouped noise variances.
-pub(crate) fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
+fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
     let mut v = cov.params();
     v.extend(noise.iter().map(|s| s.ln()));
     let mut b = cov.bounds();
@@ -217,22 +246,9 @@ impl<C: Covariance, M: PriorMean> MultiOutputGp<C, M> {
             return Self::at(cov, mean, x, y, group, noise);
         }
         let par = parallelism_for(x.nrows());
-        let (v0, bounds) = pack(&cov, noise);
-        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-            let (c, s) = unpack(&cov, v).map_err(|e| e.to_string())?;
-            grouped_log_marginal_likelihood(&c, &mean, x, y, group, &s, par, true)
-                .map_err(|e| e.to_string())
-        };
-        let (best, starts) = maximize(
-            objective,
-            &v0,
-            &bounds,
-            opts.restarts,
-            opts.seed,
-            &opts.lbfgs,
-            par,
-        )?;
-        let (c, s) = unpack(&cov, &best)?;
+        let (c, s, starts) = maximize_grouped(&cov, noise, opts, par, |c, s| {
+            grouped_log_marginal_likelihood(c, &mean, x, y, group, s, par, true)
+        })?;
         let mut gp = Self::at(c, mean, x, y, group, &s)?;
         gp.fit.starts = starts;
         Ok(gp)

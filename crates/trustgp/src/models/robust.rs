@@ -19,8 +19,7 @@ use faer::MatRef;
 
 use super::conjugate::ConjugatePosterior;
 use super::exact::FitOptions;
-use super::mogp::{check_entries, pack, unpack, GroupedFit};
-use super::multistart::maximize;
+use super::mogp::{check_entries, maximize_grouped, GroupedFit};
 use super::tasks::TaskEntries;
 use super::weighted_loo::{loo_predictive, weighted_loo, LooPredictive, RobustTerms};
 use super::ModelError;
@@ -146,23 +145,10 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
                 group,
                 weights: &initial.imq,
             };
-            let (v0, bounds) = pack(&cov, noise);
-            let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-                let (c, s) = unpack(&cov, v).map_err(|e| e.to_string())?;
-                let o = weighted_loo(&c, x, &terms, &s, par, true).map_err(|e| e.to_string())?;
+            maximize_grouped(&cov, noise, opts, par, |c, s| {
+                let o = weighted_loo(c, x, &terms, s, par, true)?;
                 Ok((o.value, o.grad))
-            };
-            let (best, starts) = maximize(
-                objective,
-                &v0,
-                &bounds,
-                opts.restarts,
-                opts.seed,
-                &opts.lbfgs,
-                par,
-            )?;
-            let (c, s) = unpack(&cov, &best)?;
-            (c, s, starts)
+            })?
         } else {
             (cov, noise.to_vec(), Vec::new())
         };
