@@ -424,3 +424,125 @@ fn outputs_observed_at_different_inputs_fit_without_complete_rows() {
         assert!(p.iter().all(|q| q.mean.iter().all(|v| v.is_finite())));
     }
 }
+
+/// A 2-output ICM with a diagonal B: the outputs are independent.
+fn diagonal_icm() -> MultiOutputKernel {
+    let a = Mat::from_fn(
+        2,
+        2,
+        |i, j| if i == j { [1.3f64, 0.7][i].sqrt() } else { 0.0 },
+    );
+    MultiOutputKernel::new(vec![LmcTerm {
+        kernel: Kernel::parse("se(ls=0.9)").unwrap(),
+        coregion: Coregion::new(a, None).unwrap(),
+    }])
+    .unwrap()
+}
+
+#[test]
+fn block_diagonal_b_decouples_mo_rcgp_into_independent_rcgps() {
+    let (x, mut y) = sample(30, 9, &[(4, 1)]);
+    y[(2, 0)] += 6.0;
+    let y = Mat::from_fn(30, 2, |i, t| y[(i, t)]);
+    let e = TaskEntries::new(x.as_ref(), y.as_ref());
+    let noise = [0.02, 0.05];
+    let group = e.noise_groups(false);
+    let k = diagonal_icm();
+    let mut c = k.terms()[0].coregion.b();
+    for t in 0..2 {
+        c[(t, t)] += noise[t];
+    }
+    let prior = vec![0.0; e.len()];
+    let w = conditional_weights(&e, &prior, c.as_ref(), &[0.2, 0.2]).unwrap();
+    let joint = RobustGp::at(
+        k,
+        TaskMean(vec![0.0; 2]),
+        e.x.as_ref(),
+        &e.y,
+        &group,
+        &noise,
+        w,
+    )
+    .unwrap();
+    let xs = Mat::from_fn(6, 1, |i, _| -4.0 + 1.5 * i as f64);
+    let pj = joint.predict(
+        all_outputs(xs.as_ref(), 2).as_ref(),
+        false,
+        &[0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1],
+    );
+    for (t, bt) in [(0usize, 1.3), (1, 0.7)] {
+        let rows: Vec<usize> = (0..30).filter(|&i| y[(i, t)].is_finite()).collect();
+        let xt = Mat::from_fn(rows.len(), 1, |i, _| x[(rows[i], 0)]);
+        let yt: Vec<f64> = rows.iter().map(|&i| y[(i, t)]).collect();
+        let g = vec![0; yt.len()];
+        let wt = prior_centred_weights(&yt, &vec![0.0; yt.len()], &g, &[0.2]).unwrap();
+        let kt = Kernel::parse(&format!("const(var={bt}) * se(ls=0.9)")).unwrap();
+        let single = RobustGp::at(kt, Mean::Zero, xt.as_ref(), &yt, &g, &[noise[t]], wt).unwrap();
+        let ps = single.predict(xs.as_ref(), false, &[0; 6]);
+        assert!(
+            close(&pj.mean[6 * t..6 * t + 6], &ps.mean, 1e-11),
+            "output {t} mean"
+        );
+        assert!(
+            close(&pj.var[6 * t..6 * t + 6], &ps.var, 1e-11),
+            "output {t} var"
+        );
+    }
+}
+
+#[test]
+fn permuting_rows_leaves_mo_rcgp_predictions_unchanged_and_decoupled_mogp_ignores_other_blocks() {
+    let (x, mut y) = sample(25, 10, &[(3, 2)]);
+    y[(5, 1)] -= 5.0;
+    let perm: Vec<usize> = (0..25).map(|i| (i * 7) % 25).collect();
+    let xp = Mat::from_fn(25, 1, |i, _| x[(perm[i], 0)]);
+    let yp = Mat::from_fn(25, 3, |i, t| y[(perm[i], t)]);
+    let predict = |x: &Mat<f64>, y: &Mat<f64>| {
+        let e = TaskEntries::new(x.as_ref(), y.as_ref());
+        let noise = [0.01, 0.01, 0.01];
+        let k = icm(1.0);
+        let mut c = k.terms()[0].coregion.b();
+        for t in 0..3 {
+            c[(t, t)] += noise[t];
+        }
+        let prior = vec![0.0; e.len()];
+        let w = conditional_weights(&e, &prior, c.as_ref(), &[0.1, 0.1, 0.1]).unwrap();
+        let gp = RobustGp::at(
+            k,
+            TaskMean(vec![0.0; 3]),
+            e.x.as_ref(),
+            &e.y,
+            &e.noise_groups(false),
+            &noise,
+            w,
+        )
+        .unwrap();
+        let xs = all_outputs(Mat::from_fn(5, 1, |i, _| -3.0 + 1.5 * i as f64).as_ref(), 3);
+        gp.predict(xs.as_ref(), false, &vec![0; 15])
+    };
+    let (a, b) = (predict(&x, &y), predict(&xp, &yp));
+    assert!(close(&a.mean, &b.mean, 1e-10) && close(&a.var, &b.var, 1e-10));
+    // MOGP with a diagonal B: moving an output-0 value changes nothing in output 1 (zero
+    // influence across independent blocks, spec Lemma B.5).
+    let (x2, y2) = sample(20, 11, &[]);
+    let y2 = Mat::from_fn(20, 2, |i, t| y2[(i, t)]);
+    let mogp = |y: &Mat<f64>| {
+        let e = TaskEntries::new(x2.as_ref(), y.as_ref());
+        let gp = MultiOutputGp::at(
+            diagonal_icm(),
+            TaskMean(vec![0.0; 2]),
+            e.x.as_ref(),
+            &e.y,
+            &e.noise_groups(false),
+            &[0.02, 0.02],
+        )
+        .unwrap();
+        gp.predict(all_outputs(x2.as_ref(), 2).as_ref(), true, &vec![0; 40])
+            .mean
+    };
+    let mut moved = y2.clone();
+    moved[(7, 0)] += 100.0;
+    let (before, after) = (mogp(&y2), mogp(&moved));
+    assert!(close(&before[20..], &after[20..], 1e-12), "output 1 moved");
+    assert!((before[7] - after[7]).abs() > 1.0, "output 0 did not move");
+}
