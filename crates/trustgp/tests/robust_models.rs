@@ -518,7 +518,7 @@ fn permuting_rows_leaves_mo_rcgp_predictions_unchanged_and_decoupled_mogp_ignore
         )
         .unwrap();
         let xs = all_outputs(Mat::from_fn(5, 1, |i, _| -3.0 + 1.5 * i as f64).as_ref(), 3);
-        gp.predict(xs.as_ref(), false, &vec![0; 15])
+        gp.predict(xs.as_ref(), false, &[0; 15])
     };
     let (a, b) = (predict(&x, &y), predict(&xp, &yp));
     assert!(close(&a.mean, &b.mean, 1e-10) && close(&a.var, &b.var, 1e-10));
