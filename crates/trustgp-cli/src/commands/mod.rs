@@ -83,7 +83,7 @@ pub fn config(a: &ModelArgs) -> Result<RegressorConfig, CliError> {
     })
 }
 
-/// Share of a robust model's training entries whose normalised weight is below one half, i.e.
+/// How many of a robust model's training entries have a normalised weight below one half, i.e.
 /// whose effective noise is more than four times the model's noise variance.
 fn downweighted(w: &[f64]) -> usize {
     w.iter().filter(|&&v| v < 0.5).count()
