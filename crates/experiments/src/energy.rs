@@ -40,6 +40,9 @@ pub struct Args {
     /// Number of random splits.
     #[arg(long, default_value_t = 20)]
     splits: u64,
+    /// Seed of the first split (splits use seeds offset, offset + 1, …).
+    #[arg(long, default_value_t = 0)]
+    split_offset: u64,
     /// Fit the (slow) t-MOGP baseline on the first this-many splits only (default: all).
     #[arg(long)]
     t_splits: Option<u64>,
@@ -98,7 +101,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             ("MO-RCGP", vec![], vec![], vec![]),
             ("t-MOGP", vec![], vec![], vec![]),
         ];
-        for seed in 0..a.splits {
+        for seed in a.split_offset..a.split_offset + a.splits {
             let mut order: Vec<usize> = (0..n).collect();
             order.shuffle(&mut StdRng::seed_from_u64(seed));
             let n_train = (0.75 * n as f64).round() as usize;
@@ -120,7 +123,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             let (xte, yte) = (st.transform_x(te.x.as_ref()), st.transform_y(te.y.as_ref()));
             let t_splits = a.t_splits.unwrap_or(a.splits);
             for slot in 0..3 {
-                if slot == 2 && seed >= t_splits {
+                if slot == 2 && seed >= a.split_offset + t_splits {
                     continue;
                 }
                 let kind = [MultiOutputKind::Mogp, MultiOutputKind::MoRcgp][slot.min(1)];

@@ -316,7 +316,14 @@ impl<C: Covariance> StudentTGp<C> {
                 damped_steps: damped,
             });
         }
-        let (lap, st) = evaluate(&cov, &data, &noise, s.nu, warm.as_deref(), false, MODE_TOL)?;
+        // Re-find the mode warm-started from the best point's; should that end on a saddle
+        // (possible with the non-log-concave likelihood), search again from the prior mean.
+        let (lap, st) = match evaluate(&cov, &data, &noise, s.nu, warm.as_deref(), false, MODE_TOL)
+        {
+            Ok(found) => found,
+            Err(_) if warm.is_some() => evaluate(&cov, &data, &noise, s.nu, None, false, MODE_TOL)?,
+            Err(e) => return Err(e),
+        };
         Ok(StudentTGp {
             cov,
             x: x.to_owned(),
