@@ -131,11 +131,17 @@ fn param_slices<'a>(children: &[Kernel], mut out: &'a mut [f64]) -> Vec<&'a mut 
         .collect()
 }
 
-/// Σ_ab W_ab over the full symmetric W, reading the lower triangle only.
-fn lower_sum(w: MatRef<'_, f64>) -> f64 {
-    (0..w.ncols())
-        .map(|b| w[(b, b)] + 2.0 * (b + 1..w.nrows()).map(|a| w[(a, b)]).sum::<f64>())
-        .sum()
+/// Σ_ab W_ab: over the full symmetric W reading its lower triangle only for a symmetric
+/// target, over every entry otherwise.
+fn weight_sum(target: Target<'_>, w: MatRef<'_, f64>) -> f64 {
+    match target {
+        Target::Symmetric(_) => (0..w.ncols())
+            .map(|b| w[(b, b)] + 2.0 * (b + 1..w.nrows()).map(|a| w[(a, b)]).sum::<f64>())
+            .sum(),
+        Target::Cross(..) | Target::Diag(_) => (0..w.ncols())
+            .map(|b| (0..w.nrows()).map(|a| w[(a, b)]).sum::<f64>())
+            .sum(),
+    }
 }
 
 pub(crate) fn sum_evaluate(terms: &[Kernel], target: Target<'_>, s: f64) -> Mat<f64> {
@@ -162,7 +168,7 @@ pub(crate) fn product_evaluate(factors: &[Kernel], target: Target<'_>, s: f64) -
 
 pub(crate) fn sum_contract(
     terms: &[Kernel],
-    x: MatRef<'_, f64>,
+    target: Target<'_>,
     w: MatRef<'_, f64>,
     s: f64,
     out: &mut [f64],
@@ -171,7 +177,7 @@ pub(crate) fn sum_contract(
     terms
         .iter()
         .zip(slices)
-        .map(|(t, o)| t.contract_scaled(x, w, s, o))
+        .map(|(t, o)| t.contract_scaled(target, w, s, o))
         .sum()
 }
 
@@ -180,7 +186,7 @@ pub(crate) fn sum_contract(
 /// log-variance derivative is Σ W∘K, which every child contraction returns.
 pub(crate) fn product_contract(
     factors: &[Kernel],
-    x: MatRef<'_, f64>,
+    target: Target<'_>,
     w: MatRef<'_, f64>,
     s: f64,
     out: &mut [f64],
@@ -188,11 +194,11 @@ pub(crate) fn product_contract(
     let (c, rest) = split_constants(factors, s);
     let mut slices = param_slices(factors, out);
     let wk = match rest.as_slice() {
-        [] => c * lower_sum(w),
-        [(i, f)] => f.contract_scaled(x, w, c, slices[*i]),
+        [] => c * weight_sum(target, w),
+        [(i, f)] => f.contract_scaled(target, w, c, slices[*i]),
         many => {
             let mats: Vec<Mat<f64>> = (many.iter())
-                .map(|(_, f)| f.evaluate(Target::Symmetric(x), 1.0))
+                .map(|(_, f)| f.evaluate(target, 1.0))
                 .collect();
             let mut wk = 0.0;
             for (j, (i, f)) in many.iter().enumerate() {
@@ -202,7 +208,7 @@ pub(crate) fn product_contract(
                     .filter(|(g, _)| *g != j)
                     .for_each(|(_, m)| hadamard(&mut wf, m));
                 // Every factor returns the same Σ W∘K.
-                wk = f.contract_scaled(x, wf.as_ref(), c, slices[*i]);
+                wk = f.contract_scaled(target, wf.as_ref(), c, slices[*i]);
             }
             wk
         }

@@ -119,7 +119,7 @@ struct Acc {
     g: Vec<f64>,
     /// Pair weights of the current column.
     w: Vec<f64>,
-    /// Scratch space for [`PairKernel::contract_column`].
+    /// Scratch space for [`PairKernel::contract_against`].
     scratch: Vec<f64>,
 }
 
@@ -162,7 +162,7 @@ pub(crate) fn contract<K: PairKernel>(k: &K, p: &Prepared, w: MatRef<'_, f64>) -
         acc.w.clear();
         acc.w.extend(wcol[b..].iter().map(|v| 2.0 * v));
         acc.w[0] = wcol[b];
-        acc.wk += k.contract_column(p, b, &acc.w, &mut acc.scratch, &mut acc.g);
+        acc.wk += k.contract_against(p, b, p.row(b), &acc.w, &mut acc.scratch, &mut acc.g);
         acc
     };
     let ns = k.n_shape();
@@ -174,6 +174,51 @@ pub(crate) fn contract<K: PairKernel>(k: &K, p: &Prepared, w: MatRef<'_, f64>) -
     } else {
         (0..n).fold(Acc::zero(ns), column)
     };
+    (acc.wk, acc.g)
+}
+
+/// Returns (Σ_ab W_ab k(x1_a, x2_b), Σ_ab W_ab ∂k(x1_a, x2_b)/∂log θ for each non-variance θ)
+/// for a general n1×n2 weight matrix `w`.
+pub(crate) fn contract_cross<K: PairKernel>(
+    k: &K,
+    p1: &Prepared,
+    p2: &Prepared,
+    w: MatRef<'_, f64>,
+) -> (f64, Vec<f64>) {
+    let owned;
+    let w = if w.row_stride() == 1 {
+        w
+    } else {
+        owned = w.to_owned();
+        owned.as_ref()
+    };
+    let column = |mut acc: Acc, b: usize| {
+        let wcol = w
+            .col(b)
+            .try_as_col_major()
+            .expect("unit row stride")
+            .as_slice();
+        acc.wk += k.contract_against(p1, 0, p2.row(b), wcol, &mut acc.scratch, &mut acc.g);
+        acc
+    };
+    let ns = k.n_shape();
+    let acc = if p1.n * p2.n >= PAR_MIN_PAIRS {
+        (0..p2.n)
+            .into_par_iter()
+            .fold(|| Acc::zero(ns), column)
+            .reduce(|| Acc::zero(ns), Acc::merge)
+    } else {
+        (0..p2.n).fold(Acc::zero(ns), column)
+    };
+    (acc.wk, acc.g)
+}
+
+/// Returns (Σ_a w_a k(x_a, x_a), Σ_a w_a ∂k(x_a, x_a)/∂log θ for each non-variance θ).
+pub(crate) fn contract_diag<K: PairKernel>(k: &K, p: &Prepared, w: &[f64]) -> (f64, Vec<f64>) {
+    let mut acc = Acc::zero(k.n_shape());
+    for (a, wa) in w.iter().enumerate() {
+        acc.wk += k.contract_against(p, a, p.row(a), &[*wa], &mut acc.scratch, &mut acc.g);
+    }
     (acc.wk, acc.g)
 }
 

@@ -56,22 +56,39 @@ impl BaseKernel {
     }
 
     /// Adds Σ W∘∂(sK)/∂log θ to `out` (this kernel's parameters only) and returns
-    /// Σ W∘(sK), which is also the derivative with respect to log var.
+    /// Σ W∘(sK), which is also the derivative with respect to log var. `w` has the shape of
+    /// the kernel on `target`; for a symmetric target only its lower triangle is read.
     pub(crate) fn contract_scaled(
         &self,
-        x: MatRef<'_, f64>,
+        target: Target<'_>,
         w: MatRef<'_, f64>,
         s: f64,
         out: &mut [f64],
     ) -> f64 {
+        let x = target.first();
         let (wk, shape) = match self.evaluator(s, x.ncols()) {
             Some((pair, dims, scale)) => {
-                let p = Prepared::new(x, dims, scale);
-                with_pair!(&pair, k => engine::contract(k, &p, w))
+                let p = Prepared::new(x, dims.clone(), scale.clone());
+                match target {
+                    Target::Symmetric(_) => with_pair!(&pair, k => engine::contract(k, &p, w)),
+                    Target::Cross(_, x2) => {
+                        let p2 = Prepared::new(x2, dims, scale);
+                        with_pair!(&pair, k => engine::contract_cross(k, &p, &p2, w))
+                    }
+                    Target::Diag(_) => {
+                        let wd: Vec<f64> = (0..w.nrows()).map(|i| w[(i, 0)]).collect();
+                        with_pair!(&pair, k => engine::contract_diag(k, &p, &wd))
+                    }
+                }
             }
             None => {
-                let trace: f64 = (0..x.nrows()).map(|i| w[(i, i)]).sum();
-                (self.var() * s * trace, Vec::new())
+                // White noise: var on the diagonal of K(x, x), nothing between two sets.
+                let on_diagonal: f64 = match target {
+                    Target::Symmetric(_) => (0..x.nrows()).map(|i| w[(i, i)]).sum(),
+                    Target::Cross(..) => 0.0,
+                    Target::Diag(_) => (0..x.nrows()).map(|i| w[(i, 0)]).sum(),
+                };
+                (self.var() * s * on_diagonal, Vec::new())
             }
         };
         let learnable = usize::from(self.var_learnable());

@@ -145,7 +145,78 @@ impl Kernel {
             w.nrows() == x.nrows() && w.ncols() == x.nrows(),
             "grad_contract: W must be n×n"
         );
-        self.contract_scaled(x, w, 1.0, out);
+        self.contract_scaled(Target::Symmetric(x), w, 1.0, out);
+    }
+
+    /// Adds Σ_{a,b} W_ab ∂K_ab/∂(log θ_j) to `out[j]` for every hyperparameter, where
+    /// K = cross(x1, x2) and W is a general n1×n2 matrix.
+    ///
+    /// # Panics
+    /// If `out.len() != self.n_params()`, `w` is not n1×n2, or as for [`Kernel::cross`].
+    pub fn grad_contract_cross(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        out: &mut [f64],
+    ) {
+        assert_eq!(
+            out.len(),
+            self.n_params(),
+            "grad_contract_cross: out needs one slot per parameter"
+        );
+        assert!(
+            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
+            "grad_contract_cross: W must be n1×n2 and the inputs need the same columns"
+        );
+        self.contract_scaled(Target::Cross(x1, x2), w, 1.0, out);
+    }
+
+    /// Adds Σ_a w_a ∂K_aa/∂(log θ_j) to `out[j]` for every hyperparameter, where K_aa is
+    /// [`Kernel::diag`] of `x`: the gradient of a weighted sum of prior variances.
+    ///
+    /// # Panics
+    /// If `out.len() != self.n_params()`, `w.len() != x.nrows()`, or as for [`Kernel::diag`].
+    pub fn grad_contract_diag(&self, x: MatRef<'_, f64>, w: &[f64], out: &mut [f64]) {
+        assert_eq!(
+            out.len(),
+            self.n_params(),
+            "grad_contract_diag: out needs one slot per parameter"
+        );
+        assert_eq!(w.len(), x.nrows(), "grad_contract_diag: one weight per row");
+        let wm = MatRef::from_column_major_slice(w, w.len(), 1);
+        self.contract_scaled(Target::Diag(x), wm, 1.0, out);
+    }
+
+    /// G[a, c] = Σ_b W_ab ∂k(x1_a, x2_b)/∂x1_{a,c}: the gradient of Σ W∘cross(x1, x2) with
+    /// respect to the first set of inputs (n1×d). The gradient of Σ W∘matrix(z) with
+    /// respect to z, for a symmetric W, is twice this with x1 = x2 = z.
+    ///
+    /// # Panics
+    /// If `w` is not n1×n2, or as for [`Kernel::cross`].
+    pub fn grad_inputs_cross(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+    ) -> Mat<f64> {
+        use rayon::prelude::*;
+        assert!(
+            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
+            "grad_inputs_cross: W must be n1×n2 and the inputs need the same columns"
+        );
+        let d = x1.ncols();
+        let rows: Vec<Vec<f64>> = (0..x1.nrows())
+            .into_par_iter()
+            .map(|a| {
+                let xa: Vec<f64> = (0..d).map(|c| x1[(a, c)]).collect();
+                let g = self.grad_x(&xa, x2);
+                (0..d)
+                    .map(|c| (0..x2.nrows()).map(|b| w[(a, b)] * g[(b, c)]).sum())
+                    .collect()
+            })
+            .collect();
+        Mat::from_fn(x1.nrows(), d, |a, c| rows[a][c])
     }
 
     /// G[b, c] = ∂k(x*, x_b)/∂x*_c for each row b of `x` (n×d). Where k is not
@@ -175,18 +246,18 @@ impl Kernel {
         }
     }
 
-    /// Adds Σ W∘∂(sK)/∂log θ to `out` and returns Σ W∘(sK).
+    /// Adds Σ W∘∂(sK)/∂log θ to `out` and returns Σ W∘(sK), K evaluated on `target`.
     fn contract_scaled(
         &self,
-        x: MatRef<'_, f64>,
+        target: Target<'_>,
         w: MatRef<'_, f64>,
         s: f64,
         out: &mut [f64],
     ) -> f64 {
         match self {
-            Kernel::Base(b) => b.contract_scaled(x, w, s, out),
-            Kernel::Sum(terms) => composite::sum_contract(terms, x, w, s, out),
-            Kernel::Product(factors) => composite::product_contract(factors, x, w, s, out),
+            Kernel::Base(b) => b.contract_scaled(target, w, s, out),
+            Kernel::Sum(terms) => composite::sum_contract(terms, target, w, s, out),
+            Kernel::Product(factors) => composite::product_contract(factors, target, w, s, out),
         }
     }
 

@@ -11,7 +11,7 @@ use super::radial::{Matern12, Matern32, Matern52, RationalQuadratic, SquaredExp,
 
 /// A kernel evaluated on pairs of prepared rows.
 pub(crate) trait PairKernel: Sync {
-    /// Number of non-variance hyperparameters written by [`PairKernel::contract_column`].
+    /// Number of non-variance hyperparameters written by [`PairKernel::contract_against`].
     fn n_shape(&self) -> usize;
     /// k(a, b).
     fn value(&self, a: &[f64], b: &[f64]) -> f64;
@@ -21,20 +21,21 @@ pub(crate) trait PairKernel: Sync {
             *o = self.value(p.row(a), zb);
         }
     }
-    /// For column b of the kernel matrix and pair weights `w[i]` of rows a = b + i:
-    /// adds Σ_i w_i ∂k(x_a, x_b)/∂log θ for every non-variance θ to `g` and returns
-    /// Σ_i w_i k(x_a, x_b) (which is also the log-variance derivative). The default
+    /// For the point `zb` and pair weights `w[i]` of rows a = first + i of `p`: adds
+    /// Σ_i w_i ∂k(x_a, zb)/∂log θ for every non-variance θ to `g` and returns
+    /// Σ_i w_i k(x_a, zb) (which is also the log-variance derivative). The default
     /// suits kernels without non-variance hyperparameters.
-    fn contract_column(
+    fn contract_against(
         &self,
         p: &Prepared,
-        b: usize,
+        first: usize,
+        zb: &[f64],
         w: &[f64],
         scratch: &mut Vec<f64>,
         _g: &mut [f64],
     ) -> f64 {
         scratch.resize(w.len(), 0.0);
-        self.column(p, b, p.row(b), scratch);
+        self.column(p, first, zb, scratch);
         scratch.iter().zip(w).map(|(k, w)| k * w).sum()
     }
     /// Writes ∂k(a, b)/∂a_c (prepared coordinates) into `out`.
@@ -81,16 +82,16 @@ impl PairKernel for Periodic {
         self.var * (-2.0 * s).exp()
     }
 
-    fn contract_column(
+    fn contract_against(
         &self,
         p: &Prepared,
-        b: usize,
+        first: usize,
+        zb: &[f64],
         w: &[f64],
         _scratch: &mut Vec<f64>,
         g: &mut [f64],
     ) -> f64 {
-        let zb = p.row(b);
-        (w.iter().zip(b..))
+        (w.iter().zip(first..))
             .map(|(wa, a)| wa * self.value_grad(p.row(a), zb, *wa, g))
             .sum()
     }

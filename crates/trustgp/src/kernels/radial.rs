@@ -142,22 +142,22 @@ impl<R: Radial> PairKernel for Stationary<R> {
         }
     }
 
-    fn contract_column(
+    fn contract_against(
         &self,
         p: &Prepared,
-        b: usize,
+        first: usize,
+        zb: &[f64],
         w: &[f64],
         scratch: &mut Vec<f64>,
         g: &mut [f64],
     ) -> f64 {
-        let zb = p.row(b);
         let len = w.len();
         scratch.clear();
         scratch.resize(3 * len, 0.0);
         let (r2, rest) = scratch.split_at_mut(len);
         let (f, wh) = rest.split_at_mut(len);
         for (c, z) in zb.iter().enumerate() {
-            for (r, x) in r2.iter_mut().zip(&p.column(c)[b..]) {
+            for (r, x) in r2.iter_mut().zip(&p.column(c)[first..]) {
                 *r += (x - z) * (x - z);
             }
         }
@@ -177,7 +177,7 @@ impl<R: Radial> PairKernel for Stationary<R> {
             g[0] += self.var * sum4(r2, wh, |r, h| r * h);
         } else {
             for (c, z) in zb.iter().enumerate() {
-                let col = &p.column(c)[b..];
+                let col = &p.column(c)[first..first + len];
                 g[c] += self.var * sum4(col, wh, |x, h| h * (x - z) * (x - z));
             }
         }

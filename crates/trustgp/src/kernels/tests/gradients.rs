@@ -6,7 +6,7 @@ use super::{assert_close, kernel_for, Lcg};
 use crate::kernels::Kernel;
 
 /// Every base kernel (ARD, isotropic, dims subsets) and the required composites.
-const EXPRS: [&str; 24] = [
+pub(super) const EXPRS: [&str; 24] = [
     "se",
     "se(ls=0.8)",
     "se(dims=[2, 0])",

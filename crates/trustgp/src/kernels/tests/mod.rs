@@ -1,5 +1,6 @@
 //! Unit tests of the kernels module, with shared helpers.
 
+mod cross_gradients;
 mod gradients;
 mod parsing;
 mod values;
