@@ -11,6 +11,7 @@
 //! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
 //! * [`regressor`] — the user-facing model: standardiser plus the fitted model(s).
 //! * [`multistart`] — L-BFGS-B from the initial point plus seeded restarts.
+//! * [`training`] — the optimisation loop shared by the approximate models.
 
 pub mod conjugate;
 mod evidence;
@@ -24,6 +25,7 @@ pub mod regressor;
 pub mod robust;
 pub mod student_t;
 pub mod tasks;
+pub mod training;
 pub mod weighted_loo;
 
 use crate::data::DataError;
