@@ -11,6 +11,7 @@
 //! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
 //! * [`regressor`] — the user-facing model: standardiser plus the fitted model(s).
 //! * [`multistart`] — L-BFGS-B from the initial point plus seeded restarts.
+//! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`training`] — the optimisation loop shared by the approximate models.
 
 pub mod conjugate;
@@ -18,6 +19,7 @@ mod evidence;
 pub mod exact;
 pub mod file;
 pub mod hyper;
+pub mod inducing;
 pub mod mogp;
 pub mod multi_output;
 pub mod multistart;

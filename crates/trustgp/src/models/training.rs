@@ -133,10 +133,14 @@ mod tests {
             (Optimizer::adam_early_stopping(5000, 0.05, 20, 1e-10), 3e-2),
         ] {
             let mut seen = Vec::new();
-            let (x, report) =
-                maximize(quadratic, &[0.0, 0.0], &bounds, &opt, &mut |i, f| seen.push((i, f)))
-                    .unwrap();
-            assert!((x[0] - 1.0).abs() < tol && (x[1] + 2.0).abs() < tol, "{x:?}");
+            let (x, report) = maximize(quadratic, &[0.0, 0.0], &bounds, &opt, &mut |i, f| {
+                seen.push((i, f))
+            })
+            .unwrap();
+            assert!(
+                (x[0] - 1.0).abs() < tol && (x[1] + 2.0).abs() < tol,
+                "{x:?}"
+            );
             assert!(report.objective <= 0.0 && report.objective > -4.0 * tol * tol);
             assert_eq!(seen.len(), report.evaluations);
             assert!(seen.windows(2).all(|w| w[1].0 == w[0].0 + 1));

@@ -69,7 +69,12 @@ fn grad_contract_diag_matches_finite_differences() {
         let mut g = vec![0.0; k.n_params()];
         k.grad_contract_diag(x.as_ref(), &w, &mut g);
         let f = |k: &Kernel| -> f64 { k.diag(x.as_ref()).iter().zip(&w).map(|(d, w)| d * w).sum() };
-        let size: f64 = k.diag(x.as_ref()).iter().zip(&w).map(|(d, w)| (d * w).abs()).sum();
+        let size: f64 = k
+            .diag(x.as_ref())
+            .iter()
+            .zip(&w)
+            .map(|(d, w)| (d * w).abs())
+            .sum();
         check_params(&k, &g, size, f, &format!("diag {expr}"));
     }
 }
@@ -83,7 +88,8 @@ fn grad_inputs_cross_matches_finite_differences() {
         let k = kernel_for(expr, x1.as_ref(), &mut rng);
         let w = Mat::from_fn(4, 6, |_, _| rng.uniform(-1.0, 1.0));
         let g = k.grad_inputs_cross(x1.as_ref(), x2.as_ref(), w.as_ref());
-        let f = |x1: &Mat<f64>| weighted_sum(w.as_ref(), k.cross(x1.as_ref(), x2.as_ref()).as_ref());
+        let f =
+            |x1: &Mat<f64>| weighted_sum(w.as_ref(), k.cross(x1.as_ref(), x2.as_ref()).as_ref());
         let size = f(&x1).1;
         let h = 1e-6;
         for a in 0..4 {
@@ -92,7 +98,13 @@ fn grad_inputs_cross_matches_finite_differences() {
                 xp[(a, c)] += h;
                 xm[(a, c)] -= h;
                 let fd = (f(&xp).0 - f(&xm).0) / (2.0 * h);
-                assert_close(g[(a, c)], fd, 1e-6, 1e-4 * size, &format!("{expr} x[{a},{c}]"));
+                assert_close(
+                    g[(a, c)],
+                    fd,
+                    1e-6,
+                    1e-4 * size,
+                    &format!("{expr} x[{a},{c}]"),
+                );
             }
         }
     }
