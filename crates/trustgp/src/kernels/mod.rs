@@ -100,6 +100,12 @@ impl Kernel {
         self.bases().iter().try_for_each(|b| b.validate(ncols))
     }
 
+    /// Whether any term is white noise (which depends on row identity, so that
+    /// `cross(x, x)` differs from `matrix(x)` on the diagonal).
+    pub(crate) fn has_white(&self) -> bool {
+        self.bases().iter().any(|b| b.kind() == BaseKind::White)
+    }
+
     /// The n×n covariance matrix K(x, x) (full, symmetric).
     ///
     /// # Panics

@@ -1,5 +1,6 @@
 //! Gaussian-process models.
 //!
+//! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block actions.
 //! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
 //! * [`file`](mod@file) — versioned JSON model files.
@@ -14,6 +15,7 @@
 //! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`training`] — the optimisation loop shared by the approximate models.
 
+pub mod computation_aware;
 pub mod conjugate;
 mod evidence;
 pub mod exact;

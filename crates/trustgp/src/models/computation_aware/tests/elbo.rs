@@ -1,0 +1,119 @@
+//! Spec §4 items 7, 8 and 10: the ELBO's pieces, the evidence bound and bounded influence.
+
+use faer::Mat;
+
+use super::dense::{dense_actions, gaussian_kl, Dense};
+use super::{kernel, model, problem, random_blocks, rel_err};
+use crate::kernels::Kernel;
+use crate::models::computation_aware::actions::BlockActions;
+use crate::models::computation_aware::elbo::{forward, State};
+use crate::models::computation_aware::likelihood::{PseudoLikelihood, Weighting};
+
+#[test]
+fn pseudo_likelihood_is_the_per_point_score_matching_loss() {
+    let (_, y) = problem(25, 21, true);
+    let (s2, m0) = (0.37, -0.2);
+    for (beta, c) in [(1.0, 0.6), (2.5, 3.0)] {
+        let lik = PseudoLikelihood::new(&y, m0, s2, Weighting::Imq { beta, c });
+        let x = Mat::<f64>::zeros(25, 1);
+        let dense = Dense::new(
+            &x,
+            &y,
+            &Kernel::parse("se(ls=1)").unwrap(),
+            s2,
+            m0,
+            Some((beta, c)),
+        );
+        assert!(rel_err(&lik.r, &dense.r) < 1e-12);
+        for shift in [-3.0, 0.0, 1.7] {
+            let f: Vec<f64> = (0..25).map(|j| shift + (j as f64 * 0.7).sin()).collect();
+            let quad: f64 = (0..25)
+                .map(|j| lik.p[j] * f[j] * f[j] - 2.0 * f[j] * lik.nu[j])
+                .sum();
+            let got = -0.5 * (quad + lik.c);
+            let want = dense.score_matching(&f);
+            assert!(
+                (got - want).abs() < 1e-10 * want.abs().max(1.0),
+                "{got} vs {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn kl_term_is_the_dense_gaussian_kl() {
+    let (x, y) = problem(23, 22, true);
+    for (robust, i) in [(true, 3), (true, 8), (false, 5)] {
+        let blocks = random_blocks(23, i, 23);
+        let state = State {
+            kernel: kernel(),
+            noise: 0.2,
+            mean: 0.3,
+            actions: BlockActions::from_blocks(23, blocks.clone()).unwrap(),
+            weighting: if robust {
+                Weighting::Imq { beta: 1.0, c: 0.8 }
+            } else {
+                Weighting::Constant
+            },
+        };
+        let fw = forward(x.as_ref(), &y, &state).unwrap();
+        let kl = fw.lik.expected(&fw.mu, &fw.kappa) - fw.elbo;
+        let dense = Dense::new(&x, &y, &kernel(), 0.2, 0.3, robust.then_some((1.0, 0.8)));
+        let kl_ref = dense.kl(&dense_actions(&blocks));
+        assert!(
+            (kl - kl_ref).abs() < 1e-8 * kl_ref.abs(),
+            "{kl} vs {kl_ref}"
+        );
+        // The same KL from the library's own q (mean and covariance at X).
+        let gp = model(&x, &y, blocks, robust, 0.8);
+        let (mean, cov) = gp.predict_joint(x.as_ref());
+        let kl_q = gaussian_kl(&mean, &cov, &[0.3; 23], &dense.k);
+        assert!(
+            (kl_q - kl_ref).abs() < 1e-6 * kl_ref.abs(),
+            "{kl_q} vs {kl_ref}"
+        );
+    }
+}
+
+#[test]
+fn elbo_is_below_the_log_evidence_for_random_actions() {
+    let (x, y) = problem(20, 24, true);
+    for robust in [true, false] {
+        let lz =
+            Dense::new(&x, &y, &kernel(), 0.2, 0.3, robust.then_some((1.0, 0.8))).log_evidence();
+        for seed in 0..8 {
+            let i = 1 + (seed as usize * 5) % 19;
+            let gp = model(&x, &y, random_blocks(20, i, seed), robust, 0.8);
+            assert!(gp.elbo() < lz, "i = {i}: {} ≥ {lz}", gp.elbo());
+        }
+    }
+}
+
+/// `KL(clean ‖ contaminated)` of the posteriors at X when `y_5` is moved by `t`.
+fn influence(robust: bool, t: f64) -> f64 {
+    let (x, y) = problem(24, 25, false);
+    let blocks = random_blocks(24, 6, 26);
+    let clean = model(&x, &y, blocks.clone(), robust, 0.5);
+    let mut y_t = y.clone();
+    y_t[5] += t;
+    let dirty = model(&x, &y_t, blocks, robust, 0.5);
+    let (m0, c0) = clean.predict_joint(x.as_ref());
+    let (m1, c1) = dirty.predict_joint(x.as_ref());
+    gaussian_kl(&m0, &c0, &m1, &c1)
+}
+
+#[test]
+fn influence_of_one_observation_is_bounded_for_rcagp_only() {
+    let (r4, r6) = (influence(true, 1e4), influence(true, 1e6));
+    assert!(r4.is_finite() && r4 > 0.0);
+    assert!((r6 - r4).abs() < 0.05 * r4, "RCaGP: {r4} vs {r6}");
+    let (r4n, r6n) = (influence(true, -1e4), influence(true, -1e6));
+    assert!(
+        (r6n - r4n).abs() < 0.05 * r4n,
+        "RCaGP, t → −∞: {r4n} vs {r6n}"
+    );
+    // CaGP: the mean moves linearly in t, so the KL grows like t².
+    let (g4, g6) = (influence(false, 1e4), influence(false, 1e6));
+    let ratio = g6 / g4;
+    assert!((ratio / 1e4 - 1.0).abs() < 0.01, "CaGP ratio {ratio}");
+}
