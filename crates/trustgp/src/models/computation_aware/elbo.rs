@@ -97,7 +97,11 @@ pub(crate) fn forward(x: MatRef<'_, f64>, y: &[f64], state: &State) -> Result<Fo
         }
     }
     // M = SᵀB, symmetrised so that round-off cannot make G look indefinite to the factoriser.
-    let mut m = Mat::<f64>::from_fn(i, i, |r, c| dot(acts.theta(r), &col(&b, c)[acts.range(r)]));
+    let mut m = Mat::<f64>::from_fn(i, i, |r, c| {
+        let rows = acts.range(r);
+        let theta = acts.theta(r);
+        rows.enumerate().map(|(l, j)| theta[l] * b[(j, c)]).sum()
+    });
     m = Mat::from_fn(i, i, |r, c| 0.5 * (m[(r, c)] + m[(c, r)]));
     let log_t = acts.log_t(&lik.log_d);
     let g = Mat::<f64>::from_fn(i, i, |r, c| {

@@ -184,6 +184,8 @@ impl CaGp {
             )));
         }
         let m0 = y.iter().sum::<f64>() / n as f64;
+        // c is an order statistic (as for RCGP in this library), not the spec's interpolated
+        // quantile: interpolation lets c grow with an outlier that sits next to the quantile.
         let resid: Vec<f64> = y.iter().map(|v| v - m0).collect();
         let (c, _) = soft_threshold(&resid, config.epsilon)
             .ok_or_else(|| ModelError::Invalid("cannot set the soft threshold".to_string()))?;

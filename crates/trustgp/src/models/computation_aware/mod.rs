@@ -14,6 +14,18 @@
 //! * `elbo` — Algorithm E and its gradient;
 //! * `fit` — input checks, parameter layout and the training loop;
 //! * `predict` — Algorithm P.
+//!
+//! Choices and departures from the spec:
+//!
+//! * only sparse block actions are implemented; the dense inducing-point actions `S = k(X, Z)`
+//!   of the DPP-BO variant are not;
+//! * the soft threshold `c` is the `(1 − ε)` order statistic of `|y − mean(y)|` (as for RCGP in
+//!   [`crate::robust`]), not an interpolated quantile;
+//! * `G` is factorised by [`Cholesky::factor`], whose jitter escalation goes on past the
+//!   spec's `10⁻⁶ · mean diag` up to `10⁻²` before failing;
+//! * a block whose `θ_b` collapses to zero has `T_bb` floored at `10⁻³⁰` but is not
+//!   re-initialised during training;
+//! * kernels with a `white` term are rejected: the noise is `σ²`.
 
 mod actions;
 mod elbo;

@@ -41,6 +41,43 @@ fn pseudo_likelihood_is_the_per_point_score_matching_loss() {
 }
 
 #[test]
+fn imq_weights_have_the_properties_of_the_spec() {
+    let (beta, c, m0, s2) = (1.3, 0.6, 0.4, 0.5);
+    let ys: Vec<f64> = (-60..=60)
+        .map(|k| m0 + 0.01 * f64::from(k).powi(3))
+        .collect();
+    let lik = PseudoLikelihood::new(&ys, m0, s2, Weighting::Imq { beta, c });
+    let w = |y: f64| PseudoLikelihood::new(&[y], m0, s2, Weighting::Imq { beta, c }).w2[0].sqrt();
+    assert_eq!(w(m0), beta);
+    let x = Mat::<f64>::zeros(ys.len(), 1);
+    let dense = Dense::new(
+        &x,
+        &ys,
+        &Kernel::parse("se(ls=1)").unwrap(),
+        s2,
+        m0,
+        Some((beta, c)),
+    );
+    for (j, &y) in ys.iter().enumerate() {
+        let wj = lik.w2[j].sqrt();
+        assert!(wj > 0.0 && wj <= beta);
+        assert!((wj - dense.w[j]).abs() < 1e-14);
+        // m_w − m = y − m − r, bounded by σ²/c.
+        assert!((y - m0 - lik.r[j]).abs() <= s2 / c + 1e-12);
+        let h = 1e-5 * y.abs().max(1.0);
+        let fd = (w(y + h) - w(y - h)) / (2.0 * h);
+        let dw = -wj.powi(3) * (y - m0) / (beta * beta * c * c);
+        assert!((fd - dw).abs() < 1e-8 * beta / c, "y = {y}: {fd} vs {dw}");
+    }
+    let sup = (-6..=6)
+        .map(|e| 10f64.powi(e))
+        .flat_map(|t| [t, -t])
+        .map(|y| (y * w(y) * w(y)).abs())
+        .fold(0.0, f64::max);
+    assert!(sup < beta * beta * (c + m0.abs()), "sup |y w²| = {sup}");
+}
+
+#[test]
 fn kl_term_is_the_dense_gaussian_kl() {
     let (x, y) = problem(23, 22, true);
     for (robust, i) in [(true, 3), (true, 8), (false, 5)] {

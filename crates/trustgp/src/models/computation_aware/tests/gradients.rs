@@ -30,6 +30,7 @@ fn check(state: State, x: &faer::Mat<f64>, y: &[f64]) {
     an.push(g.mean);
     an.extend(&g.actions);
     assert_eq!(an.len(), v.len());
+    // Errors relative to the largest partial derivative: FD round-off scales with the ELBO.
     let scale = an.iter().fold(1.0f64, |m, a| m.max(a.abs()));
     let h = 1e-5;
     for k in 0..v.len() {
@@ -39,7 +40,7 @@ fn check(state: State, x: &faer::Mat<f64>, y: &[f64]) {
         let fd =
             (elbo_at(&state, x.as_ref(), y, &hi) - elbo_at(&state, x.as_ref(), y, &lo)) / (2.0 * h);
         assert!(
-            (fd - an[k]).abs() < 1e-6 * scale,
+            (fd - an[k]).abs() < 1e-8 * scale,
             "parameter {k} of {}: analytic {} vs finite difference {fd} ({:?})",
             v.len(),
             an[k],
