@@ -12,6 +12,7 @@
 //! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
 //! * [`regressor`] — the user-facing model: standardiser plus the fitted model(s).
 //! * [`multistart`] — L-BFGS-B from the initial point plus seeded restarts.
+//! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`training`] — the optimisation loop shared by the approximate models.
 
@@ -27,6 +28,7 @@ pub mod multi_output;
 pub mod multistart;
 pub mod regressor;
 pub mod robust;
+pub mod sparse;
 pub mod student_t;
 pub mod tasks;
 pub mod training;

@@ -1,0 +1,269 @@
+//! Fitting: input checks, the fixed soft threshold, the flat parameter vector and the call to
+//! the shared training loop.
+
+use faer::{Mat, MatRef};
+
+use super::collapsed::Wanted;
+use super::likelihood::WeightSettings;
+use super::{Problem, SparseConfig, SparseGp, SparseKind, KUU_JITTER};
+use crate::kernels::Kernel;
+use crate::means::Mean;
+use crate::models::hyper::NOISE_BOUNDS;
+use crate::models::training::maximize;
+use crate::models::ModelError;
+use crate::robust::C_FLOOR;
+
+/// The noise floor of RCSVGP (spec §2.0); SGPR uses the library's [`NOISE_BOUNDS`].
+const RCSVGP_NOISE_FLOOR: f64 = 1e-4;
+
+/// Where each parameter sits in the flat vector: kernel log-parameters, `log σ²`, the mean's
+/// parameters, then (if learned) the inducing inputs column by column.
+pub(super) struct Layout {
+    pub n_kernel: usize,
+    pub n_mean: usize,
+    pub z_shape: (usize, usize),
+    pub learn_z: bool,
+}
+
+impl Layout {
+    pub(super) fn n_hyper(&self) -> usize {
+        self.n_kernel + 1 + self.n_mean
+    }
+
+    pub(super) fn pack(
+        &self,
+        kernel: &Kernel,
+        noise: f64,
+        mean: &Mean,
+        z: MatRef<'_, f64>,
+    ) -> Vec<f64> {
+        let mut v = kernel.log_params();
+        v.push(noise.ln());
+        v.extend(mean.params());
+        if self.learn_z {
+            for c in 0..z.ncols() {
+                v.extend((0..z.nrows()).map(|a| z[(a, c)]));
+            }
+        }
+        v
+    }
+
+    fn bounds(&self, kernel: &Kernel, kind: SparseKind) -> Vec<(f64, f64)> {
+        let floor = match kind {
+            SparseKind::Sgpr => NOISE_BOUNDS.0,
+            SparseKind::Rcsvgp => RCSVGP_NOISE_FLOOR,
+        };
+        let free = (f64::NEG_INFINITY, f64::INFINITY);
+        let mut b = kernel.log_bounds();
+        b.push((floor.ln(), NOISE_BOUNDS.1.ln()));
+        b.extend(std::iter::repeat_n(free, self.n_mean));
+        if self.learn_z {
+            b.extend(std::iter::repeat_n(free, self.z_shape.0 * self.z_shape.1));
+        }
+        b
+    }
+
+    /// Kernel, noise, mean and inducing inputs from `v` (the inducing inputs are `z0` when
+    /// they are not learned).
+    pub(super) fn unpack(
+        &self,
+        v: &[f64],
+        kernel: &Kernel,
+        mean: &Mean,
+        z0: &Mat<f64>,
+    ) -> Result<(Kernel, f64, Mean, Mat<f64>), ModelError> {
+        let mut k = kernel.clone();
+        k.set_log_params(&v[..self.n_kernel])?;
+        let noise = v[self.n_kernel].exp();
+        let mut mu = mean.clone();
+        mu.set_params(&v[self.n_kernel + 1..self.n_hyper()])?;
+        let z = if self.learn_z {
+            let (m, d) = self.z_shape;
+            let zs = &v[self.n_hyper()..];
+            if let Some(i) = zs.iter().position(|x| !x.is_finite()) {
+                return Err(ModelError::Invalid(format!(
+                    "inducing input entry {i} is not finite ({})",
+                    zs[i]
+                )));
+            }
+            Mat::from_fn(m, d, |a, c| zs[c * m + a])
+        } else {
+            z0.clone()
+        };
+        Ok((k, noise, mu, z))
+    }
+}
+
+impl SparseGp {
+    /// Fit to inputs `x` (n×d) and targets `y`, starting from `kernel` (initialised from the
+    /// data if it has data-driven defaults), `mean` and noise variance `noise`, calling
+    /// `observe(evaluation, bound)` after every evaluation of the bound.
+    ///
+    /// # Errors
+    /// Non-finite or inconsistent data, bad settings (`inducing` 0, `epsilon` outside (0, 1),
+    /// non-positive `beta` or noise), or an optimiser that cannot start.
+    pub fn fit(
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        kernel: Kernel,
+        mean: Mean,
+        noise: f64,
+        config: &SparseConfig,
+        observe: &mut dyn FnMut(usize, f64),
+    ) -> Result<SparseGp, ModelError> {
+        check_data(x, y)?;
+        if config.inducing == 0 {
+            return Err(ModelError::Invalid(
+                "the number of inducing inputs must be at least 1".into(),
+            ));
+        }
+        if !(config.epsilon > 0.0 && config.epsilon < 1.0) {
+            return Err(ModelError::Invalid(format!(
+                "epsilon (the expected outlier fraction) must lie in (0, 1), got {}",
+                config.epsilon
+            )));
+        }
+        check_positive("weight scale beta", config.beta)?;
+        let mut kernel = kernel;
+        kernel.initialize(x)?;
+        check_model(x.ncols(), &kernel, &mean, noise)?;
+
+        let prior = mean.eval(x);
+        let c = soft_threshold(y, &prior, config.epsilon);
+        let m = config.inducing.min(x.nrows());
+        let z0 = config.init.select(x, m, config.seed)?;
+        let weight = WeightSettings {
+            c,
+            beta: config.beta,
+        };
+        let problem = Problem {
+            kind: config.kind,
+            x,
+            y,
+            weight,
+            jitter: KUU_JITTER,
+        };
+        let layout = Layout {
+            n_kernel: kernel.n_params(),
+            n_mean: mean.n_params(),
+            z_shape: (m, x.ncols()),
+            learn_z: config.learn_inducing,
+        };
+        let wanted = if config.learn_inducing {
+            Wanted::All
+        } else {
+            Wanted::FixedInducing
+        };
+        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
+            let (k, s, mu, z) = layout.unpack(v, &kernel, &mean, &z0)?;
+            let e = problem.evaluate(&k, &mu, s, z.as_ref(), wanted)?;
+            Ok((e.value, e.grad.unwrap_or_default()))
+        };
+        let v0 = layout.pack(&kernel, noise, &mean, z0.as_ref());
+        let bounds = layout.bounds(&kernel, config.kind);
+        let (best, report) = maximize(objective, &v0, &bounds, &config.optimizer, observe)?;
+        let (k, s, mu, z) = layout.unpack(&best, &kernel, &mean, &z0)?;
+        let mut gp = SparseGp::build(
+            config.kind,
+            x.to_owned(),
+            y.to_vec(),
+            k,
+            mu,
+            s,
+            z,
+            c,
+            config.beta,
+            KUU_JITTER,
+        )?;
+        gp.report = Some(report);
+        Ok(gp)
+    }
+}
+
+/// The soft threshold: the `(1 − ε)` quantile of `|y − m(x)|` with linear interpolation
+/// (spec §2.1 and §6.13), floored at [`C_FLOOR`].
+fn soft_threshold(y: &[f64], prior: &[f64], epsilon: f64) -> f64 {
+    let mut r: Vec<f64> = y.iter().zip(prior).map(|(y, m)| (y - m).abs()).collect();
+    r.sort_by(f64::total_cmp);
+    let pos = (1.0 - epsilon) * (r.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = (lo + 1).min(r.len() - 1);
+    let c = r[lo] + (pos - lo as f64) * (r[hi] - r[lo]);
+    c.max(C_FLOOR)
+}
+
+/// Training data: at least one row, as many targets as rows, everything finite.
+pub(super) fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
+    if x.nrows() == 0 || x.ncols() == 0 {
+        return Err(ModelError::Invalid(format!(
+            "training inputs must have at least one row and one column, got {}×{}",
+            x.nrows(),
+            x.ncols()
+        )));
+    }
+    if x.nrows() != y.len() {
+        return Err(ModelError::Invalid(format!(
+            "{} input rows but {} targets",
+            x.nrows(),
+            y.len()
+        )));
+    }
+    check_matrix("training input", x, x.ncols())?;
+    if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+        return Err(ModelError::Invalid(format!(
+            "target of training row {i} is {} (expected a finite number)",
+            y[i]
+        )));
+    }
+    Ok(())
+}
+
+/// A matrix with at least one row, `d` columns and finite entries.
+pub(super) fn check_matrix(what: &str, a: MatRef<'_, f64>, d: usize) -> Result<(), ModelError> {
+    if a.nrows() == 0 || a.ncols() != d {
+        return Err(ModelError::Invalid(format!(
+            "{what}s must form a matrix with at least one row and {d} columns, got {}×{}",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    for c in 0..d {
+        for r in 0..a.nrows() {
+            if !a[(r, c)].is_finite() {
+                return Err(ModelError::Invalid(format!(
+                    "{what} row {r}, column {c} is {} (expected a finite number)",
+                    a[(r, c)]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The kernel is initialised and fits `d` inputs, the mean fits them, the noise is positive.
+pub(super) fn check_model(
+    d: usize,
+    kernel: &Kernel,
+    mean: &Mean,
+    noise: f64,
+) -> Result<(), ModelError> {
+    if !kernel.is_initialized() {
+        return Err(ModelError::Invalid(format!(
+            "kernel '{kernel}' has lengthscales without values: initialise it from the data first"
+        )));
+    }
+    kernel.validate(d)?;
+    mean.check_inputs(d)?;
+    check_positive("noise variance", noise)
+}
+
+/// `v` is a positive finite number.
+pub(super) fn check_positive(what: &str, v: f64) -> Result<(), ModelError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(ModelError::Invalid(format!(
+            "{what} must be a positive finite number, got {v}"
+        )))
+    }
+}
