@@ -221,6 +221,51 @@ pub(crate) fn product_contract(
     wk
 }
 
+pub(crate) fn sum_inputs_contract(
+    terms: &[Kernel],
+    x1: MatRef<'_, f64>,
+    x2: MatRef<'_, f64>,
+    w: MatRef<'_, f64>,
+    s: f64,
+) -> Mat<f64> {
+    let mut acc = terms[0].inputs_contract(x1, x2, w, s);
+    for t in &terms[1..] {
+        add(&mut acc, &t.inputs_contract(x1, x2, w, s));
+    }
+    acc
+}
+
+/// Product rule, as in [`product_contract`]: factor f is contracted with W∘∏_{g≠f} K_g, and
+/// constant factors only rescale (their inputs gradient is zero).
+pub(crate) fn product_inputs_contract(
+    factors: &[Kernel],
+    x1: MatRef<'_, f64>,
+    x2: MatRef<'_, f64>,
+    w: MatRef<'_, f64>,
+    s: f64,
+) -> Mat<f64> {
+    let (c, rest) = split_constants(factors, s);
+    let target = Target::Cross(x1, x2);
+    match rest.as_slice() {
+        [] => Mat::zeros(x1.nrows(), x1.ncols()),
+        [(_, f)] => f.inputs_contract(x1, x2, w, c),
+        many => {
+            let mats: Vec<Mat<f64>> = (many.iter())
+                .map(|(_, f)| f.evaluate(target, 1.0))
+                .collect();
+            let mut acc = Mat::zeros(x1.nrows(), x1.ncols());
+            for (j, (_, f)) in many.iter().enumerate() {
+                let mut wf = w.to_owned();
+                (mats.iter().enumerate())
+                    .filter(|(g, _)| *g != j)
+                    .for_each(|(_, m)| hadamard(&mut wf, m));
+                add(&mut acc, &f.inputs_contract(x1, x2, wf.as_ref(), c));
+            }
+            acc
+        }
+    }
+}
+
 pub(crate) fn sum_grad_x(terms: &[Kernel], xstar: &[f64], x: MatRef<'_, f64>) -> Mat<f64> {
     let mut acc = terms[0].grad_x(xstar, x);
     for t in &terms[1..] {

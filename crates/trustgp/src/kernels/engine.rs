@@ -222,6 +222,44 @@ pub(crate) fn contract_diag<K: PairKernel>(k: &K, p: &Prepared, w: &[f64]) -> (f
     (acc.wk, acc.g)
 }
 
+/// G[a, c] = Σ_b W_ab ∂k(x1_a, x2_b)/∂x1_{a,c} (original coordinates, zero outside the active
+/// columns) as an n1×ncols matrix; rows of `x1` in parallel when the problem is large.
+pub(crate) fn grad_first_contract<K: PairKernel>(
+    k: &K,
+    p1: &Prepared,
+    p2: &Prepared,
+    w: MatRef<'_, f64>,
+    ncols: usize,
+) -> Mat<f64> {
+    // Row a of W is read along b: transpose once so that it is contiguous.
+    let wt = w.transpose().to_owned();
+    let m = p1.dims.len();
+    let row = |a: usize| {
+        let (mut acc, mut buf) = (vec![0.0; m], vec![0.0; m]);
+        let wa = wt.col_as_slice(a);
+        for (b, &wab) in wa.iter().enumerate() {
+            if wab != 0.0 {
+                k.grad_first(p1.row(a), p2.row(b), &mut buf);
+                acc.iter_mut().zip(&buf).for_each(|(s, g)| *s += wab * g);
+            }
+        }
+        acc
+    };
+    let rows: Vec<Vec<f64>> = if p1.n * p2.n >= PAR_MIN_PAIRS {
+        (0..p1.n).into_par_iter().map(row).collect()
+    } else {
+        (0..p1.n).map(row).collect()
+    };
+    let mut g = Mat::zeros(p1.n, ncols);
+    for (a, acc) in rows.iter().enumerate() {
+        // Chain rule back from prepared coordinates z_c = s_c·x_c.
+        for ((&c, s), v) in p1.dims.iter().zip(&p1.scale).zip(acc) {
+            g[(a, c)] = s * v;
+        }
+    }
+    g
+}
+
 /// G[b, c] = ∂k(x*, x_b)/∂x*_c for the point `xs` (prepared) against the rows of `p`,
 /// as an n×ncols matrix (zero outside the active columns).
 pub(crate) fn grad_first<K: PairKernel>(

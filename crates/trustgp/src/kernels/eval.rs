@@ -101,6 +101,25 @@ impl BaseKernel {
         wk
     }
 
+    /// G[a, c] = Σ_b W_ab ∂(s·k(x1_a, x2_b))/∂x1_{a,c} as an n1×d matrix.
+    pub(crate) fn inputs_contract(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        s: f64,
+    ) -> Mat<f64> {
+        match self.evaluator(s, x1.ncols()) {
+            Some((pair, dims, scale)) => {
+                let p1 = Prepared::new(x1, dims.clone(), scale.clone());
+                let p2 = Prepared::new(x2, dims, scale);
+                with_pair!(&pair, k => engine::grad_first_contract(k, &p1, &p2, w, x1.ncols()))
+            }
+            // White noise is 0 between distinct points, whatever the inputs.
+            None => Mat::zeros(x1.nrows(), x1.ncols()),
+        }
+    }
+
     /// ∂k(x*, x_b)/∂x*_c as an n×d matrix.
     pub(crate) fn grad_x(&self, xstar: &[f64], x: MatRef<'_, f64>) -> Mat<f64> {
         assert_eq!(

@@ -206,23 +206,26 @@ impl Kernel {
         x2: MatRef<'_, f64>,
         w: MatRef<'_, f64>,
     ) -> Mat<f64> {
-        use rayon::prelude::*;
         assert!(
             w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
             "grad_inputs_cross: W must be n1×n2 and the inputs need the same columns"
         );
-        let d = x1.ncols();
-        let rows: Vec<Vec<f64>> = (0..x1.nrows())
-            .into_par_iter()
-            .map(|a| {
-                let xa: Vec<f64> = (0..d).map(|c| x1[(a, c)]).collect();
-                let g = self.grad_x(&xa, x2);
-                (0..d)
-                    .map(|c| (0..x2.nrows()).map(|b| w[(a, b)] * g[(b, c)]).sum())
-                    .collect()
-            })
-            .collect();
-        Mat::from_fn(x1.nrows(), d, |a, c| rows[a][c])
+        self.inputs_contract(x1, x2, w, 1.0)
+    }
+
+    /// Σ_b W_ab ∂(s·k(x1_a, x2_b))/∂x1_a for every row a.
+    fn inputs_contract(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        s: f64,
+    ) -> Mat<f64> {
+        match self {
+            Kernel::Base(b) => b.inputs_contract(x1, x2, w, s),
+            Kernel::Sum(terms) => composite::sum_inputs_contract(terms, x1, x2, w, s),
+            Kernel::Product(factors) => composite::product_inputs_contract(factors, x1, x2, w, s),
+        }
     }
 
     /// G[b, c] = ∂k(x*, x_b)/∂x*_c for each row b of `x` (n×d). Where k is not
