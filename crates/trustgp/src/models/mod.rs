@@ -13,6 +13,7 @@
 //! * [`multistart`] — L-BFGS-B from the initial point plus seeded restarts.
 //! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`training`] — the optimisation loop shared by the approximate models.
+//! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 
 pub mod conjugate;
 mod evidence;
@@ -26,6 +27,7 @@ pub mod multistart;
 pub mod regressor;
 pub mod robust;
 pub mod student_t;
+pub mod svgp;
 pub mod tasks;
 pub mod training;
 pub mod weighted_loo;
