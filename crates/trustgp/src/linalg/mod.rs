@@ -4,7 +4,7 @@
 mod cholesky;
 mod parallelism;
 
-pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
+pub use cholesky::{mirror_lower, Cholesky, JITTER_CAP, JITTER_START};
 pub use parallelism::{parallelism_for, Parallelism};
 
 /// Errors of the linear-algebra layer.

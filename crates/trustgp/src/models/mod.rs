@@ -15,6 +15,7 @@
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`training`] — the optimisation loop shared by the approximate models.
+//! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 
 pub mod computation_aware;
 pub mod conjugate;
@@ -30,6 +31,7 @@ pub mod regressor;
 pub mod robust;
 pub mod sparse;
 pub mod student_t;
+pub mod svgp;
 pub mod tasks;
 pub mod training;
 pub mod weighted_loo;

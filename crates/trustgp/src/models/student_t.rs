@@ -58,6 +58,7 @@ mod laplace;
 mod likelihood;
 
 use laplace::{evaluate, MODE_TOL};
+pub(crate) use likelihood::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
 pub use likelihood::{student_t_log_pdf, student_t_noise_variance};
 
 /// The default degrees of freedom: heavy tails, yet a finite predictive variance.

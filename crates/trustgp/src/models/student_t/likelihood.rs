@@ -24,7 +24,7 @@ pub fn student_t_noise_variance(sigma2: f64, nu: f64) -> f64 {
 /// ~7e7 each and their difference would lose eight digits. The recurrence
 /// `D(x) = D(x+1) + ln(x/(x+½))` lifts `x` to 30, where the asymptotic series
 /// `½ ln x − 1/(8x) + 1/(192x³) − 1/(640x⁵) + 17/(14336x⁷)` is accurate to 1e-16.
-pub(super) fn ln_gamma_half_ratio(x: f64) -> f64 {
+pub(crate) fn ln_gamma_half_ratio(x: f64) -> f64 {
     let mut x = x;
     let mut acc = 0.0;
     while x < 30.0 {
@@ -35,6 +35,22 @@ pub(super) fn ln_gamma_half_ratio(x: f64) -> f64 {
     let z2 = z * z;
     acc + 0.5 * x.ln()
         + z * (-1.0 / 8.0 + z2 * (1.0 / 192.0 + z2 * (-1.0 / 640.0 + z2 * 17.0 / 14336.0)))
+}
+
+/// `d/dx [ln Γ(x + ½) − ln Γ(x)] = ψ(x + ½) − ψ(x)` for `x > 0`, by the derivatives of the
+/// recurrence and the series of [`ln_gamma_half_ratio`] (the degrees of freedom are learned by
+/// the Student-t SVGP).
+pub(crate) fn ln_gamma_half_ratio_derivative(x: f64) -> f64 {
+    let mut x = x;
+    let mut acc = 0.0;
+    while x < 30.0 {
+        acc += 1.0 / x - 1.0 / (x + 0.5);
+        x += 1.0;
+    }
+    let z = 1.0 / x;
+    let z2 = z * z;
+    acc + 0.5 * z
+        + z2 * (1.0 / 8.0 + z2 * (-1.0 / 64.0 + z2 * (1.0 / 128.0 - z2 * 119.0 / 14336.0)))
 }
 
 /// `ln [Γ((ν+1)/2) / (Γ(ν/2) √(νπ) σ)]`.
