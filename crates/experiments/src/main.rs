@@ -3,11 +3,16 @@
 
 mod bench_exact;
 mod bench_robust;
+mod bench_scale;
 mod energy;
 mod figure;
 mod flash_crash;
 mod mo_figures;
 mod provenance;
+mod rcagp_models;
+mod rcagp_paper;
+mod rcagp_uci;
+mod scale_models;
 mod table1;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +31,10 @@ enum Command {
     BenchExact(bench_exact::Args),
     /// Time MOGP and MO-RCGP fits on Energy (576 rows × 2 outputs).
     BenchRobust(bench_robust::Args),
+    /// Scalable models on kin40k, and SVGP on a million synthetic rows: time, memory, RMSE.
+    BenchScale(bench_scale::Args),
+    /// RCaGP paper Table 1 / S1 / S2: SVGP, CaGP, RCSVGP, RCaGP, Student-t on four UCI sets.
+    RcagpUci(rcagp_uci::Args),
     /// MO-RCGP paper Tables 2 and 3: Energy, MOGP vs MO-RCGP under four outlier scenarios.
     Energy(energy::Args),
     /// MO-RCGP paper Table 1: synthetic T = 3, MOGP vs both MO-RCGP weights.
@@ -43,6 +52,8 @@ fn main() {
     let result = match cli.command {
         Command::BenchExact(a) => bench_exact::run(&a),
         Command::BenchRobust(a) => bench_robust::run(&a),
+        Command::BenchScale(a) => bench_scale::run(&a),
+        Command::RcagpUci(a) => rcagp_uci::run(&a),
         Command::Energy(a) => energy::run(&a),
         Command::Table1(a) => table1::run(&a),
         Command::FlashCrash(a) => flash_crash::run(&a),

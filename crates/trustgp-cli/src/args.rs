@@ -38,7 +38,9 @@ pub struct ModelArgs {
     /// Input columns, comma-separated (default: every non-target column).
     #[arg(long, value_delimiter = ',')]
     pub inputs: Option<Vec<String>>,
-    /// Model: gp, rcgp (robust), mogp (multi-output) or mo-rcgp (robust multi-output).
+    /// Model: gp, rcgp (robust), mogp (multi-output), mo-rcgp (robust multi-output), or an
+    /// approximate model for large data: sgpr, svgp, rcsvgp (robust sparse), cagp
+    /// (computation-aware), rcagp (robust computation-aware).
     #[arg(long, default_value = "gp")]
     pub model: String,
     #[arg(
@@ -49,9 +51,10 @@ pub struct ModelArgs {
     /// Initial noise variance, in standardised target units unless --no-standardize (default 0.1).
     #[arg(long, allow_negative_numbers = true)]
     pub noise: Option<f64>,
-    /// Prior mean: zero, constant or linear.
-    #[arg(long, default_value = "zero")]
-    pub mean: String,
+    /// Prior mean: zero, constant or linear (default: zero for gp and rcgp, constant — learned —
+    /// for the approximate models).
+    #[arg(long)]
+    pub mean: Option<String>,
     /// Random optimiser restarts in addition to the initial start (0 = one start).
     #[arg(long, default_value_t = 0)]
     pub restarts: usize,
@@ -77,6 +80,31 @@ pub struct ModelArgs {
     /// Multi-output models: rank of the coregionalisation matrix (default: number of targets).
     #[arg(long)]
     pub rank: Option<usize>,
+    /// sgpr, svgp, rcsvgp: number of inducing points (default 100, at most the rows).
+    #[arg(long)]
+    pub inducing: Option<usize>,
+    /// cagp, rcagp: number of actions (default 25, at most the rows).
+    #[arg(long)]
+    pub actions: Option<usize>,
+    /// svgp: likelihood, gaussian or student-t.
+    #[arg(long, default_value = "gaussian")]
+    pub likelihood: String,
+    /// Approximate models: optimiser, lbfgs (default; svgp: adam) or adam.
+    #[arg(long)]
+    pub optimizer: Option<String>,
+    /// Approximate models: maximum optimiser iterations (Adam: steps).
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Approximate models with --optimizer adam: learning rate (default 0.01).
+    #[arg(long, allow_negative_numbers = true)]
+    pub lr: Option<f64>,
+    /// svgp: minibatch size (default 1024, at most the rows).
+    #[arg(long)]
+    pub batch_size: Option<usize>,
+    /// rcsvgp, rcagp: learn the noise variance from the model's own bound with β = 1 (the
+    /// RCaGP paper) instead of fixing it at an exact RCGP's estimate on up to 1000 rows.
+    #[arg(long)]
+    pub free_noise: bool,
 }
 
 /// `trustgp fit`.

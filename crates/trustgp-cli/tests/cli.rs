@@ -442,3 +442,94 @@ fn robust_models_resist_outliers_end_to_end() {
     assert_eq!(csv.lines().next().unwrap(), "mean_y1,std_y1,mean_y2,std_y2");
     assert_eq!(csv.lines().count(), 91);
 }
+
+/// The approximate models through `evaluate` on the bundled Yacht data with 10% asymmetric
+/// outliers: the robust ones beat their Gaussian counterparts by a wide margin, and a fitted
+/// model file predicts through `predict`.
+#[test]
+fn approximate_models_end_to_end() {
+    let data = yacht();
+    let mae = |extra: &[&str]| -> f64 {
+        let mut a = vec![
+            "evaluate",
+            "--data",
+            data.as_str(),
+            "--target",
+            "residuary_resistance",
+            "--contaminate",
+            "asymmetric:0.1",
+            "--seed",
+            "1",
+        ];
+        a.extend_from_slice(extra);
+        let o = trustgp(&a);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["mae"].as_f64().unwrap()
+    };
+    let quick = ["--iterations", "60"];
+    let cagp = mae(&[&["--model", "cagp"][..], &quick].concat());
+    let rcagp = mae(&[&["--model", "rcagp"][..], &quick].concat());
+    assert!(rcagp < 0.5 * cagp, "rcagp MAE {rcagp} vs cagp {cagp}");
+    let quick = ["--iterations", "100"];
+    let sgpr = mae(&[&["--model", "sgpr"][..], &quick].concat());
+    let rcsvgp = mae(&[&["--model", "rcsvgp"][..], &quick].concat());
+    assert!(rcsvgp < 0.5 * sgpr, "rcsvgp MAE {rcsvgp} vs sgpr {sgpr}");
+
+    let dir = scratch("approx");
+    let out = dir.join("svgp.json").display().to_string();
+    let o = trustgp(&[
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "residuary_resistance",
+        "--model",
+        "svgp",
+        "--inducing",
+        "20",
+        "--optimizer",
+        "adam",
+        "--iterations",
+        "100",
+        "--lr",
+        "0.05",
+        "--out",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["model"], "svgp");
+    assert_eq!(v["per_output"][0]["inducing"], 20);
+    assert_eq!(v["per_output"][0]["training"]["iterations"], 100);
+    let o = trustgp(&["predict", "--model", &out, "--data", &data]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("mean_residuary_resistance,std_residuary_resistance"));
+    assert_eq!(text.lines().count(), 309);
+}
+
+#[test]
+fn approximate_model_options_fail_cleanly() {
+    let dir = scratch("approx-opts");
+    let data = write(&dir, "toy.csv", &toy_csv());
+    let out = dir.join("m.json").display().to_string();
+    let fit = |extra: &[&str]| {
+        let mut a = vec!["fit", "--data", &data, "--target", "y", "--out", &out];
+        a.extend_from_slice(extra);
+        trustgp(&a)
+    };
+    assert_fails(&fit(&["--model", "sgpr", "--actions", "3"]), &["--actions", "sgpr"]);
+    assert_fails(&fit(&["--model", "cagp", "--inducing", "3"]), &["--inducing", "cagp"]);
+    assert_fails(&fit(&["--model", "gp", "--iterations", "3"]), &["--iterations"]);
+    assert_fails(&fit(&["--model", "sgpr", "--inducing", "0"]), &["--inducing 0"]);
+    assert_fails(&fit(&["--model", "svgp", "--batch-size", "0"]), &["--batch-size 0"]);
+    assert_fails(&fit(&["--model", "svgp", "--lr", "-1"]), &["--lr -1"]);
+    assert_fails(&fit(&["--model", "svgp", "--optimizer", "sgd"]), &["sgd"]);
+    assert_fails(&fit(&["--model", "sgpr", "--likelihood", "student-t"]), &["student-t"]);
+    assert_fails(&fit(&["--model", "svgp", "--likelihood", "cauchy"]), &["cauchy"]);
+    assert_fails(&fit(&["--model", "cagp", "--free-noise"]), &["--free-noise"]);
+    assert_fails(&fit(&["--model", "cagp", "--mean", "linear"]), &["constant"]);
+    assert_fails(&fit(&["--model", "sgpr", "--kernel", "se + white"]), &["white"]);
+    assert_fails(&fit(&["--model", "rcagp", "--epsilon", "1.5"]), &["epsilon"]);
+}

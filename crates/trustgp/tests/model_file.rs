@@ -195,3 +195,68 @@ fn robust_and_multi_output_models_round_trip_bit_for_bit() {
     let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
     assert!(err.contains("task index"), "{err}");
 }
+
+#[test]
+fn approximate_models_round_trip_bit_for_bit() {
+    use trustgp::models::approximate::ApproxOptions;
+    use trustgp::models::training::Optimizer;
+    let quick = |c: &mut RegressorConfig| {
+        c.approx = ApproxOptions {
+            inducing: Some(8),
+            actions: Some(5),
+            optimizer: Some(Optimizer::lbfgs(15)),
+            ..ApproxOptions::default()
+        };
+    };
+    let mut models = Vec::new();
+    for kind in [
+        ModelKind::Sgpr,
+        ModelKind::Rcsvgp,
+        ModelKind::Cagp,
+        ModelKind::Rcagp,
+        ModelKind::Svgp,
+    ] {
+        models.push(fitted_as(kind, |c| {
+            quick(c);
+            c.kernel = Some("const * matern52".into());
+        }));
+    }
+    models.push(fitted_as(ModelKind::Svgp, |c| {
+        quick(c);
+        c.kernel = Some("const * se".into());
+        c.approx.student_t = true;
+        c.approx.optimizer = Some(Optimizer::adam_fixed_steps(20, 0.01));
+    }));
+    let xs = Mat::from_fn(7, 2, |i, j| {
+        if j == 0 {
+            i as f64 - 3.0
+        } else {
+            97.0 + i as f64
+        }
+    });
+    for model in &models {
+        let text = serde_json::to_string(&ModelRecord::from_regressor(model)).unwrap();
+        let back = load_str(&text, "m.json").unwrap();
+        assert_eq!(back.model_name(), model.model_name());
+        for latent in [false, true] {
+            let a = model.predict(xs.as_ref(), latent).unwrap();
+            let b = back.predict(xs.as_ref(), latent).unwrap();
+            assert_eq!(a, b, "{}: predictions changed", model.model_name());
+        }
+        assert_eq!(
+            ModelRecord::from_regressor(model),
+            ModelRecord::from_regressor(&back),
+            "{}",
+            model.model_name()
+        );
+    }
+    // A missing model-specific field is named in the error.
+    let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[2])).unwrap();
+    v["outputs"][0]["approx"].as_object_mut().unwrap().remove("actions");
+    let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
+    assert!(err.contains("actions"), "{err}");
+    let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[0])).unwrap();
+    v["outputs"][0]["approx"]["inducing"][0] = serde_json::json!([1.0]);
+    let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
+    assert!(err.contains("inducing"), "{err}");
+}

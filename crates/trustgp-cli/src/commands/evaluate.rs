@@ -4,11 +4,11 @@ use serde_json::{json, Value};
 use trustgp::data::{
     contaminate, metrics, random_split, read_split_file, ContaminationSpec, Protocol, Split,
 };
-use trustgp::models::regressor::Regressor;
 
-use super::{config, dataset, fit_summary, print_json, report_warnings, CliError};
+use super::{
+    config, dataset, fit_summary, fit_with_progress, print_json, report_warnings, CliError,
+};
 use crate::args::EvaluateArgs;
-use crate::progress::spinner;
 
 /// The test fraction when neither it nor a split file is given.
 const DEFAULT_TEST_FRACTION: f64 = 0.2;
@@ -48,14 +48,7 @@ pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
     };
     let train = data.select_rows(&split.train);
     let test = data.select_rows(&split.test);
-    let pb = spinner(&format!(
-        "fitting {} to {} training rows",
-        cfg.model.name(),
-        train.n()
-    ));
-    let model = Regressor::fit(&train, &cfg);
-    pb.finish_and_clear();
-    let model = model?;
+    let model = fit_with_progress(&train, &cfg, "training rows")?;
     report_warnings(&model);
     let preds = model.predict(test.x.as_ref(), false)?;
     let mut per_output = Vec::new();

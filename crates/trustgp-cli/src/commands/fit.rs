@@ -2,24 +2,15 @@
 
 use serde_json::Value;
 use trustgp::models::file;
-use trustgp::models::regressor::Regressor;
 
-use super::{config, dataset, fit_summary, print_json, report_warnings, CliError};
+use super::{config, dataset, fit_summary, fit_with_progress, print_json, report_warnings, CliError};
 use crate::args::FitArgs;
-use crate::progress::spinner;
 
 /// Run the subcommand.
 pub fn run(a: &FitArgs) -> Result<(), CliError> {
     let data = dataset(&a.model)?;
     let cfg = config(&a.model)?;
-    let pb = spinner(&format!(
-        "fitting {} to {} rows",
-        cfg.model.name(),
-        data.n()
-    ));
-    let model = Regressor::fit(&data, &cfg);
-    pb.finish_and_clear();
-    let model = model?;
+    let model = fit_with_progress(&data, &cfg, "rows")?;
     report_warnings(&model);
     file::save(&model, &a.out)?;
     let mut summary = fit_summary(&model);

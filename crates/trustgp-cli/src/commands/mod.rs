@@ -7,7 +7,9 @@ pub mod predict;
 
 use serde_json::{json, Value};
 use trustgp::data::{read_csv, Dataset};
+use trustgp::models::approximate::{ApproxModel, ApproxOptions};
 use trustgp::models::exact::FitOptions;
+use trustgp::models::training::Optimizer;
 use trustgp::models::multi_output::MultiOutputModel;
 use trustgp::models::regressor::{Fitted, ModelKind, Regressor, RegressorConfig, SingleOutput};
 
@@ -31,15 +33,16 @@ pub fn config(a: &ModelArgs) -> Result<RegressorConfig, CliError> {
         )
         .into());
     };
-    let robust = matches!(model, ModelKind::Rcgp | ModelKind::MoRcgp);
+    let robust = model.is_robust();
     let multi = matches!(model, ModelKind::Mogp | ModelKind::MoRcgp);
     if !robust && !a.epsilon.is_empty() {
         return Err(format!(
-            "--epsilon applies to the robust models (rcgp, mo-rcgp), not {}",
+            "--epsilon applies to the robust models (rcgp, mo-rcgp, rcsvgp, rcagp), not {}",
             a.model
         )
         .into());
     }
+    let approx = approx_options(a, model)?;
     if !multi && (a.shared_noise || a.rank.is_some()) {
         return Err(format!(
             "--shared-noise and --rank apply to the multi-output models (mogp, mo-rcgp), not {}",
@@ -57,18 +60,24 @@ pub fn config(a: &ModelArgs) -> Result<RegressorConfig, CliError> {
     if naive_weight && model != ModelKind::MoRcgp {
         return Err("--weight applies to mo-rcgp only".into());
     }
-    if multi && a.mean != "zero" {
+    if let Some(m) = a.mean.as_deref().filter(|m| multi && *m != "zero") {
         return Err(format!(
-            "--mean {}: the multi-output models use each output's training mean as prior mean",
-            a.mean
+            "--mean {m}: the multi-output models use each output's training mean as prior mean"
         )
         .into());
     }
+    let mean = a.mean.clone().unwrap_or_else(|| {
+        if model.approximate().is_some() {
+            "constant".into()
+        } else {
+            "zero".into()
+        }
+    });
     Ok(RegressorConfig {
         model,
         kernel: a.kernel.clone(),
         noise: a.noise,
-        mean: a.mean.clone(),
+        mean,
         standardize: !a.no_standardize,
         epsilon: a.epsilon.clone(),
         naive_weight,
@@ -80,6 +89,90 @@ pub fn config(a: &ModelArgs) -> Result<RegressorConfig, CliError> {
             seed: a.seed,
             ..FitOptions::default()
         },
+        approx,
+    })
+}
+
+/// The approximate models' settings, refusing flags that the chosen model does not use.
+fn approx_options(a: &ModelArgs, model: ModelKind) -> Result<ApproxOptions, CliError> {
+    let uses = |flag: &str, models: &[ModelKind]| -> Result<(), CliError> {
+        if models.contains(&model) {
+            Ok(())
+        } else {
+            let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
+            Err(format!("{flag} applies to {}, not {}", names.join(", "), model.name()).into())
+        }
+    };
+    let (sparse, ca) = (
+        [ModelKind::Sgpr, ModelKind::Svgp, ModelKind::Rcsvgp],
+        [ModelKind::Cagp, ModelKind::Rcagp],
+    );
+    let approximate = [sparse.as_slice(), ca.as_slice()].concat();
+    if a.inducing.is_some() {
+        uses("--inducing", &sparse)?;
+    }
+    if a.actions.is_some() {
+        uses("--actions", &ca)?;
+    }
+    if a.batch_size.is_some() {
+        uses("--batch-size", &[ModelKind::Svgp])?;
+    }
+    if a.free_noise {
+        uses("--free-noise", &[ModelKind::Rcsvgp, ModelKind::Rcagp])?;
+    }
+    let student_t = match a.likelihood.as_str() {
+        "gaussian" => false,
+        "student-t" => {
+            uses("--likelihood student-t", &[ModelKind::Svgp])?;
+            true
+        }
+        other => return Err(format!("--likelihood {other}: expected gaussian or student-t").into()),
+    };
+    if a.optimizer.is_some() || a.iterations.is_some() || a.lr.is_some() {
+        uses("--optimizer/--iterations/--lr", &approximate)?;
+    }
+    if let Some(m) = a.inducing.filter(|&m| m == 0) {
+        return Err(format!("--inducing {m}: need at least one inducing point").into());
+    }
+    if let Some(i) = a.actions.filter(|&i| i == 0) {
+        return Err(format!("--actions {i}: need at least one action").into());
+    }
+    if let Some(b) = a.batch_size.filter(|&b| b == 0) {
+        return Err(format!("--batch-size {b}: need at least one row per batch").into());
+    }
+    let lr = a.lr.unwrap_or(0.01);
+    if !(lr.is_finite() && lr > 0.0) {
+        return Err(format!("--lr {lr}: expected a positive learning rate").into());
+    }
+    let optimizer = match (a.optimizer.as_deref(), a.iterations) {
+        (None, None) if a.lr.is_none() => None,
+        (Some("lbfgs"), it) => {
+            if a.lr.is_some() {
+                return Err("--lr applies to --optimizer adam".into());
+            }
+            Some(Optimizer::lbfgs(it.unwrap_or(500)))
+        }
+        (Some("adam"), it) => Some(Optimizer::adam_early_stopping(it.unwrap_or(2000), lr, 50, 1e-5)),
+        (None, it) if model == ModelKind::Svgp => {
+            Some(Optimizer::adam_early_stopping(it.unwrap_or(2000), lr, 50, 1e-5))
+        }
+        (None, it) => {
+            if a.lr.is_some() {
+                return Err("--lr applies to --optimizer adam".into());
+            }
+            Some(Optimizer::lbfgs(it.unwrap_or(500)))
+        }
+        (Some(other), _) => {
+            return Err(format!("--optimizer {other}: expected lbfgs or adam").into())
+        }
+    };
+    Ok(ApproxOptions {
+        inducing: a.inducing,
+        actions: a.actions,
+        student_t,
+        optimizer,
+        batch_size: a.batch_size,
+        free_noise: a.free_noise,
     })
 }
 
@@ -110,7 +203,7 @@ pub fn fit_summary(r: &Regressor) -> Value {
                         "noise": o.gp.noise(),
                         "mean": o.gp.mean(),
                         "jitter": o.gp.jitter(),
-                        "n_train": o.gp.x().nrows(),
+                        "n_train": o.gp.x().map(|x| x.nrows()),
                         "missing_target_rows": o.missing_rows,
                         "starts": o.gp.starts(),
                     });
@@ -120,6 +213,9 @@ pub fn fit_summary(r: &Regressor) -> Value {
                             v["epsilon"] = (*eps).into();
                             v["soft_threshold"] = g.weights().thresholds[0].into();
                             v["downweighted"] = downweighted(&g.weights().imq.w_hat).into();
+                        }
+                        SingleOutput::Approx(g, eps) => {
+                            approx_summary(g, *eps, &mut v);
                         }
                     }
                     v
@@ -178,6 +274,46 @@ pub fn fit_summary(r: &Regressor) -> Value {
         o.extend(f);
     }
     out
+}
+
+/// The approximate model's own fields in the fit summary: sizes, training report, and for the
+/// robust ones ε and the count of down-weighted rows.
+fn approx_summary(g: &ApproxModel, eps: f64, v: &mut Value) {
+    match g {
+        ApproxModel::Sparse(s) => v["inducing"] = s.inducing().nrows().into(),
+        ApproxModel::Svgp(s, _) => {
+            v["inducing"] = s.inducing().nrows().into();
+            v["likelihood"] = s.likelihood().0.name().into();
+        }
+        ApproxModel::Ca(c) => v["actions"] = c.actions().len().into(),
+    }
+    if let Some(r) = g.report() {
+        v["training"] = json!({"iterations": r.iterations, "evaluations": r.evaluations,
+                               "converged": r.converged, "message": r.message});
+    }
+    let w = g.weights();
+    if !w.is_empty() {
+        v["epsilon"] = eps.into();
+        v["downweighted"] = downweighted(&w).into();
+    }
+}
+
+/// Fits with a spinner on stderr that shows the approximate models' evaluations as they come.
+pub fn fit_with_progress(
+    data: &Dataset,
+    cfg: &RegressorConfig,
+    rows: &str,
+) -> Result<Regressor, CliError> {
+    let what = format!("fitting {} to {} {rows}", cfg.model.name(), data.n());
+    let pb = crate::progress::spinner(&what);
+    let model = Regressor::fit_observed(data, cfg, &mut |t, i, f| {
+        pb.set_message(format!(
+            "{what}: target {}, evaluation {i}, objective {f:.4}",
+            t + 1
+        ))
+    });
+    pb.finish_and_clear();
+    Ok(model?)
 }
 
 /// Tell the user (on stderr) what the fit reported that they should know.

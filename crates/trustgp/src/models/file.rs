@@ -10,6 +10,7 @@ use std::path::Path;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
+use super::approximate::{ApproxKind, ApproxModel, ApproxRecord};
 use super::exact::ExactGp;
 use super::hyper::GpHyper;
 use super::mogp::MultiOutputGp;
@@ -79,6 +80,10 @@ pub struct OutputRecord {
     /// The robust weights of an RCGP (absent for a GP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robust: Option<WeightsRecord>,
+    /// The parameters of an approximate model (sgpr, svgp, rcsvgp, cagp, rcagp); an SVGP keeps
+    /// no training data (`x_train`, `y_train` empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approx: Option<ApproxRecord>,
 }
 
 /// The weights of a robust model's training entries, which fix its posterior.
@@ -270,7 +275,7 @@ impl ModelRecord {
         };
         check_standardizer(&self.standardizer, d, n_targets)?;
         let (fitted, targets) = match (kind, self.joint) {
-            (ModelKind::Gp | ModelKind::Rcgp, None) => {
+            (k, None) if !matches!(k, ModelKind::Mogp | ModelKind::MoRcgp) => {
                 if d == 0 || self.outputs.is_empty() {
                     return invalid("a model needs at least one input and one output".into());
                 }
@@ -315,12 +320,22 @@ impl ModelRecord {
 
 fn output_record(o: &OutputGp) -> OutputRecord {
     let (_, objective) = o.gp.objective();
-    let (y_train, extra_diag, robust) = match &o.gp {
-        SingleOutput::Gp(g) => (g.y(), g.extra_diag(), None),
+    let (y_train, extra_diag, robust, approx) = match &o.gp {
+        SingleOutput::Gp(g) => (g.y(), g.extra_diag(), None, None),
         SingleOutput::Rcgp(g, eps) => (
             g.y().to_vec(),
             0.0,
             Some(weights_record(g.weights(), vec![*eps])),
+            None,
+        ),
+        SingleOutput::Approx(g, eps) => (
+            approx_targets(g),
+            0.0,
+            None,
+            Some(ApproxRecord {
+                epsilon: Some(*eps).filter(|e| e.is_finite()),
+                ..ApproxRecord::of(g)
+            }),
         ),
     };
     OutputRecord {
@@ -328,16 +343,79 @@ fn output_record(o: &OutputGp) -> OutputRecord {
         kernel: o.gp.kernel().to_expr(),
         noise: o.gp.noise(),
         extra_diag,
-        mean: o.gp.mean().clone(),
-        x_train: rows(o.gp.x()),
+        mean: o.gp.mean(),
+        x_train: o.gp.x().map(rows).unwrap_or_default(),
         y_train,
         lml: objective,
         robust,
+        approx,
     }
+}
+
+/// The training targets an approximate model keeps (none for SVGP).
+fn approx_targets(g: &ApproxModel) -> Vec<f64> {
+    match g {
+        ApproxModel::Sparse(s) => s.y().to_vec(),
+        ApproxModel::Ca(c) => c.y().to_vec(),
+        ApproxModel::Svgp(..) => Vec::new(),
+    }
+}
+
+/// Rebuilds an approximate model's output: the common fields are checked here, the model's
+/// own by [`ApproxRecord::rebuild`].
+fn approx_output_from(o: OutputRecord, d: usize, kind: ApproxKind) -> Result<OutputGp, ModelError> {
+    let what = format!("output '{}'", o.target);
+    let Some(record) = o.approx else {
+        return Err(ModelError::Invalid(format!(
+            "{what}: the approximate model's parameters ('approx') are missing"
+        )));
+    };
+    if !(o.noise.is_finite() && o.noise > 0.0) {
+        return Err(ModelError::Invalid(format!(
+            "{what}: noise {} is not a positive variance",
+            o.noise
+        )));
+    }
+    let x = if kind == ApproxKind::Svgp {
+        None
+    } else {
+        if o.y_train.is_empty() || o.x_train.len() != o.y_train.len() {
+            return Err(ModelError::Invalid(format!(
+                "{what}: {} training inputs but {} targets",
+                o.x_train.len(),
+                o.y_train.len()
+            )));
+        }
+        if let Some(i) = o.y_train.iter().position(|v| !v.is_finite()) {
+            return Err(ModelError::Invalid(format!(
+                "{what}: training target {i} is not finite"
+            )));
+        }
+        Some(matrix_from(&o.x_train, d, &format!("{what}: training input"))?)
+    };
+    let kernel = Kernel::parse(&o.kernel)?;
+    kernel.validate(d)?;
+    if !kernel.is_initialized() {
+        return Err(ModelError::Invalid(format!(
+            "{what}: the kernel '{}' lacks fitted lengthscales",
+            o.kernel
+        )));
+    }
+    o.mean.check_inputs(d)?;
+    let epsilon = record.epsilon.unwrap_or(f64::NAN);
+    let model = record.rebuild(kind, d, x, o.y_train, kernel, o.mean, o.noise, o.lml)?;
+    Ok(OutputGp {
+        target: o.target,
+        gp: SingleOutput::Approx(model, epsilon),
+        missing_rows: Vec::new(),
+    })
 }
 
 fn output_from(o: OutputRecord, d: usize, kind: ModelKind) -> Result<OutputGp, ModelError> {
     let invalid = |m: String| Err(ModelError::Invalid(m));
+    if let Some(approx) = kind.approximate() {
+        return approx_output_from(o, d, approx);
+    }
     let n = o.y_train.len();
     if n == 0 || o.x_train.len() != n {
         return invalid(format!(

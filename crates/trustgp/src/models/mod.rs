@@ -1,6 +1,7 @@
 //! Gaussian-process models.
 //!
 //! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block actions.
+//! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
 //! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
 //! * [`file`](mod@file) — versioned JSON model files.
@@ -18,6 +19,7 @@
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 
 pub mod computation_aware;
+pub mod approximate;
 pub mod conjugate;
 mod evidence;
 pub mod exact;

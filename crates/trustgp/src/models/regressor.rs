@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use faer::{Mat, MatRef};
 
+use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
 use super::conjugate::Marginals;
 use super::exact::{ExactGp, FitOptions, StartReport};
 use super::hyper::GpHyper;
@@ -47,32 +48,68 @@ pub enum ModelKind {
     Mogp,
     /// Multi-output robust conjugate GP over all targets.
     MoRcgp,
+    /// Sparse GP regression (Titsias' collapsed bound) per target.
+    Sgpr,
+    /// Stochastic variational GP per target.
+    Svgp,
+    /// Robust conjugate sparse GP per target.
+    Rcsvgp,
+    /// Computation-aware GP per target.
+    Cagp,
+    /// Robust computation-aware GP per target.
+    Rcagp,
 }
 
 impl ModelKind {
-    /// The model named on the command line: `gp`, `rcgp`, `mogp` or `mo-rcgp`.
+    /// Every model, in the order of [`ModelKind::NAMES`].
+    const ALL: [ModelKind; 9] = [
+        ModelKind::Gp,
+        ModelKind::Rcgp,
+        ModelKind::Mogp,
+        ModelKind::MoRcgp,
+        ModelKind::Sgpr,
+        ModelKind::Svgp,
+        ModelKind::Rcsvgp,
+        ModelKind::Cagp,
+        ModelKind::Rcagp,
+    ];
+
+    /// Every model name this build fits.
+    pub const NAMES: &'static [&'static str] = &[
+        "gp", "rcgp", "mogp", "mo-rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp",
+    ];
+
+    /// The model named on the command line (one of [`ModelKind::NAMES`]).
     pub fn parse(name: &str) -> Option<ModelKind> {
-        match name {
-            "gp" => Some(ModelKind::Gp),
-            "rcgp" => Some(ModelKind::Rcgp),
-            "mogp" => Some(ModelKind::Mogp),
-            "mo-rcgp" => Some(ModelKind::MoRcgp),
-            _ => None,
-        }
+        let i = Self::NAMES.iter().position(|n| *n == name)?;
+        Some(Self::ALL[i])
     }
 
     /// The model's name.
     pub fn name(self) -> &'static str {
+        let i = Self::ALL.iter().position(|k| *k == self).unwrap_or(0);
+        Self::NAMES[i]
+    }
+
+    /// The approximate model this is, if it is one.
+    pub fn approximate(self) -> Option<ApproxKind> {
         match self {
-            ModelKind::Gp => "gp",
-            ModelKind::Rcgp => "rcgp",
-            ModelKind::Mogp => "mogp",
-            ModelKind::MoRcgp => "mo-rcgp",
+            ModelKind::Sgpr => Some(ApproxKind::Sgpr),
+            ModelKind::Svgp => Some(ApproxKind::Svgp),
+            ModelKind::Rcsvgp => Some(ApproxKind::Rcsvgp),
+            ModelKind::Cagp => Some(ApproxKind::Cagp),
+            ModelKind::Rcagp => Some(ApproxKind::Rcagp),
+            _ => None,
         }
     }
 
-    /// Every model name this build fits.
-    pub const NAMES: &'static [&'static str] = &["gp", "rcgp", "mogp", "mo-rcgp"];
+    /// Whether the model is robust (has an outlier fraction ε).
+    pub fn is_robust(self) -> bool {
+        matches!(
+            self,
+            ModelKind::Rcgp | ModelKind::MoRcgp | ModelKind::Rcsvgp | ModelKind::Rcagp
+        )
+    }
 }
 
 /// What to fit.
@@ -98,8 +135,10 @@ pub struct RegressorConfig {
     pub shared_noise: bool,
     /// Multi-output: rank of the coregionalisation (default: the number of outputs).
     pub rank: Option<usize>,
-    /// Optimiser settings and restarts.
+    /// Optimiser settings and restarts (exact and robust conjugate models).
     pub fit: FitOptions,
+    /// Settings of the approximate models (sgpr, svgp, rcsvgp, cagp, rcagp).
+    pub approx: ApproxOptions,
 }
 
 impl Default for RegressorConfig {
@@ -115,6 +154,7 @@ impl Default for RegressorConfig {
             shared_noise: false,
             rank: None,
             fit: FitOptions::default(),
+            approx: ApproxOptions::default(),
         }
     }
 }
@@ -126,6 +166,8 @@ pub enum SingleOutput {
     Gp(ExactGp),
     /// Robust conjugate GP with its outlier fraction ε.
     Rcgp(RobustGp<Kernel, Mean>, f64),
+    /// An approximate model with its outlier fraction ε (used by the robust ones only).
+    Approx(ApproxModel, f64),
 }
 
 impl SingleOutput {
@@ -134,22 +176,25 @@ impl SingleOutput {
         match self {
             SingleOutput::Gp(g) => &g.hyper().kernel,
             SingleOutput::Rcgp(g, _) => g.covariance(),
+            SingleOutput::Approx(g, _) => g.kernel(),
         }
     }
 
-    /// The noise variance.
+    /// The noise variance (for a Student-t SVGP, the variance of its likelihood).
     pub fn noise(&self) -> f64 {
         match self {
             SingleOutput::Gp(g) => g.hyper().noise,
             SingleOutput::Rcgp(g, _) => g.noise()[0],
+            SingleOutput::Approx(g, _) => g.noise(),
         }
     }
 
     /// The prior mean.
-    pub fn mean(&self) -> &Mean {
+    pub fn mean(&self) -> Mean {
         match self {
-            SingleOutput::Gp(g) => &g.hyper().mean,
-            SingleOutput::Rcgp(g, _) => g.posterior().mean(),
+            SingleOutput::Gp(g) => g.hyper().mean.clone(),
+            SingleOutput::Rcgp(g, _) => g.posterior().mean().clone(),
+            SingleOutput::Approx(g, _) => g.mean(),
         }
     }
 
@@ -158,6 +203,7 @@ impl SingleOutput {
         match self {
             SingleOutput::Gp(g) => ("log_marginal_likelihood", g.lml()),
             SingleOutput::Rcgp(g, _) => ("weighted_loo_cv", g.objective()),
+            SingleOutput::Approx(g, _) => g.objective(),
         }
     }
 
@@ -166,22 +212,29 @@ impl SingleOutput {
         match self {
             SingleOutput::Gp(g) => g.jitter(),
             SingleOutput::Rcgp(g, _) => g.posterior().cholesky().jitter(),
+            SingleOutput::Approx(ApproxModel::Sparse(g), _) => g.jitter(),
+            SingleOutput::Approx(..) => 0.0,
         }
     }
 
-    /// The training inputs (as the model saw them).
-    pub fn x(&self) -> MatRef<'_, f64> {
+    /// The training inputs as the model saw them (none for SVGP, which keeps only its
+    /// inducing inputs).
+    pub fn x(&self) -> Option<MatRef<'_, f64>> {
         match self {
-            SingleOutput::Gp(g) => g.posterior().x(),
-            SingleOutput::Rcgp(g, _) => g.posterior().x(),
+            SingleOutput::Gp(g) => Some(g.posterior().x()),
+            SingleOutput::Rcgp(g, _) => Some(g.posterior().x()),
+            SingleOutput::Approx(ApproxModel::Sparse(g), _) => Some(g.x()),
+            SingleOutput::Approx(ApproxModel::Ca(g), _) => Some(g.x()),
+            SingleOutput::Approx(ApproxModel::Svgp(..), _) => None,
         }
     }
 
-    /// Optimiser reports.
+    /// Optimiser reports of the L-BFGS starts (exact and robust conjugate models).
     pub fn starts(&self) -> &[StartReport] {
         match self {
             SingleOutput::Gp(g) => g.starts(),
             SingleOutput::Rcgp(g, _) => g.starts(),
+            SingleOutput::Approx(..) => &[],
         }
     }
 
@@ -189,6 +242,7 @@ impl SingleOutput {
         match self {
             SingleOutput::Gp(g) => g.predict(xs, latent),
             SingleOutput::Rcgp(g, _) => Ok(g.predict(xs, latent, &vec![0; xs.nrows()])),
+            SingleOutput::Approx(g, _) => g.predict(xs, latent),
         }
     }
 }
@@ -266,6 +320,16 @@ fn epsilons(given: &[f64], t: usize, default: f64) -> Result<Vec<f64>, ModelErro
 impl Regressor {
     /// Fit the configured model to the targets of `data`.
     pub fn fit(data: &Dataset, cfg: &RegressorConfig) -> Result<Regressor, ModelError> {
+        Self::fit_observed(data, cfg, &mut |_, _, _| {})
+    }
+
+    /// [`Regressor::fit`], calling `observe(target, evaluation, objective)` after every
+    /// objective evaluation of the approximate models (for a progress display).
+    pub fn fit_observed(
+        data: &Dataset,
+        cfg: &RegressorConfig,
+        observe: &mut dyn FnMut(usize, usize, f64),
+    ) -> Result<Regressor, ModelError> {
         let start = Instant::now();
         let (standardizer, mut warnings) = if cfg.standardize {
             let (st, constant) = Standardizer::fit(data.x.as_ref(), data.y.as_ref())?;
@@ -285,9 +349,6 @@ impl Regressor {
             )));
         }
         let fitted = match cfg.model {
-            ModelKind::Gp | ModelKind::Rcgp => {
-                Fitted::PerTarget(fit_per_target(data, &xs, &ys, noise, cfg, &mut warnings)?)
-            }
             ModelKind::Mogp | ModelKind::MoRcgp => {
                 let t = data.n_targets();
                 let epsilon = epsilons(&cfg.epsilon, t, DEFAULT_MULTI_OUTPUT_EPSILON)?;
@@ -324,6 +385,15 @@ impl Regressor {
                 }
                 Fitted::Joint(Box::new(model), epsilon)
             }
+            _ => Fitted::PerTarget(fit_per_target(
+                data,
+                &xs,
+                &ys,
+                noise,
+                cfg,
+                &mut warnings,
+                observe,
+            )?),
         };
         Ok(Regressor {
             inputs: data.input_names.clone(),
@@ -335,11 +405,18 @@ impl Regressor {
         })
     }
 
-    /// The model's name (`gp`, `rcgp`, `mogp`, `mo-rcgp`).
+    /// The model's name (one of [`ModelKind::NAMES`]).
     pub fn model_name(&self) -> &'static str {
         match &self.fitted {
             Fitted::PerTarget(o) => match o.first().map(|o| &o.gp) {
                 Some(SingleOutput::Rcgp(..)) => ModelKind::Rcgp.name(),
+                Some(SingleOutput::Approx(g, _)) => match g.kind() {
+                    ApproxKind::Sgpr => ModelKind::Sgpr.name(),
+                    ApproxKind::Svgp => ModelKind::Svgp.name(),
+                    ApproxKind::Rcsvgp => ModelKind::Rcsvgp.name(),
+                    ApproxKind::Cagp => ModelKind::Cagp.name(),
+                    ApproxKind::Rcagp => ModelKind::Rcagp.name(),
+                },
                 _ => ModelKind::Gp.name(),
             },
             Fitted::Joint(model, _) => match **model {
@@ -418,6 +495,7 @@ fn fit_per_target(
     noise: f64,
     cfg: &RegressorConfig,
     warnings: &mut Vec<String>,
+    observe: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<Vec<OutputGp>, ModelError> {
     let kernel = Kernel::parse(cfg.kernel.as_deref().unwrap_or(DEFAULT_KERNEL))?;
     let epsilon = epsilons(&cfg.epsilon, data.n_targets(), DEFAULT_EPSILON)?;
@@ -437,6 +515,24 @@ fn fit_per_target(
             *c = y.iter().sum::<f64>() / y.len() as f64;
         }
         let gp = match cfg.model {
+            kind if kind.approximate().is_some() => {
+                let mut k = kernel.clone();
+                k.initialize(x.as_ref())?;
+                let approx = kind.approximate().expect("checked by the guard");
+                let g = ApproxModel::fit(
+                    approx,
+                    x.as_ref(),
+                    &y,
+                    k,
+                    mean,
+                    noise,
+                    epsilon[t],
+                    &cfg.approx,
+                    cfg.fit.seed,
+                    &mut |i, f| observe(t, i, f),
+                )?;
+                SingleOutput::Approx(g, epsilon[t])
+            }
             ModelKind::Rcgp => {
                 let mut k = kernel.clone();
                 k.initialize(x.as_ref())?;

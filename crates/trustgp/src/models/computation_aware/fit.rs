@@ -94,6 +94,7 @@ pub(crate) fn weighting(robust: bool, beta: f64, c: f64) -> Weighting {
 struct Layout {
     n_kernel: usize,
     learn_mean: bool,
+    learn_noise: bool,
 }
 
 impl Layout {
@@ -108,10 +109,15 @@ impl Layout {
         v
     }
 
-    /// Bounds: the kernel's own, `σ² ∈ [1e-4, NOISE_BOUNDS.1]`, the rest free.
+    /// Bounds: the kernel's own, `σ² ∈ [1e-4, NOISE_BOUNDS.1]` (or a box of zero width at its
+    /// value when it is not learned), the rest free.
     fn bounds(&self, s: &State) -> Vec<(f64, f64)> {
         let mut b = s.kernel.log_bounds();
-        b.push((NOISE_FLOOR.ln(), NOISE_BOUNDS.1.ln()));
+        b.push(if self.learn_noise {
+            (NOISE_FLOOR.ln(), NOISE_BOUNDS.1.ln())
+        } else {
+            (s.noise.ln(), s.noise.ln())
+        });
         let free = usize::from(self.learn_mean) + s.actions.flat().len();
         b.extend(std::iter::repeat_n(
             (f64::NEG_INFINITY, f64::INFINITY),
@@ -199,6 +205,7 @@ impl CaGp {
         let layout = Layout {
             n_kernel: template.kernel.n_params(),
             learn_mean: config.learn_mean,
+            learn_noise: config.learn_noise,
         };
         let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
             let s = layout.state(&template, v)?;

@@ -35,7 +35,7 @@ mod predict;
 #[cfg(test)]
 mod tests;
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 use self::actions::BlockActions;
 use self::elbo::{forward, State};
@@ -59,6 +59,8 @@ pub struct CaConfig {
     pub beta: f64,
     /// Whether the constant prior mean is trained (else it stays at `mean(y)`).
     pub learn_mean: bool,
+    /// Whether the noise variance is trained (else it stays at its initial value).
+    pub learn_noise: bool,
     /// The optimiser of the ELBO.
     pub optimizer: Optimizer,
     /// Seed of the random initial actions.
@@ -78,6 +80,7 @@ impl Default for CaConfig {
             epsilon: 0.2,
             beta: 1.0,
             learn_mean: true,
+            learn_noise: true,
             optimizer: Optimizer::lbfgs(200),
             seed: 0,
         }
@@ -160,6 +163,16 @@ impl CaGp {
             elbo: fw.elbo,
             report,
         })
+    }
+
+    /// The training inputs (as the model saw them).
+    pub fn x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
+    /// The training targets (as the model saw them).
+    pub fn y(&self) -> &[f64] {
+        &self.y
     }
 
     /// The ELBO at the fitted parameters (the Gaussian-likelihood ELBO for CaGP, the

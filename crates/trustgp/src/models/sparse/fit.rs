@@ -48,14 +48,18 @@ impl Layout {
         v
     }
 
-    fn bounds(&self, kernel: &Kernel, kind: SparseKind) -> Vec<(f64, f64)> {
+    /// Bounds of the flat vector; a fixed noise is a box of zero width at its value.
+    fn bounds(&self, kernel: &Kernel, kind: SparseKind, fixed_noise: Option<f64>) -> Vec<(f64, f64)> {
         let floor = match kind {
             SparseKind::Sgpr => NOISE_BOUNDS.0,
             SparseKind::Rcsvgp => RCSVGP_NOISE_FLOOR,
         };
         let free = (f64::NEG_INFINITY, f64::INFINITY);
         let mut b = kernel.log_bounds();
-        b.push((floor.ln(), NOISE_BOUNDS.1.ln()));
+        b.push(match fixed_noise {
+            Some(v) => (v.ln(), v.ln()),
+            None => (floor.ln(), NOISE_BOUNDS.1.ln()),
+        });
         b.extend(std::iter::repeat_n(free, self.n_mean));
         if self.learn_z {
             b.extend(std::iter::repeat_n(free, self.z_shape.0 * self.z_shape.1));
@@ -160,7 +164,8 @@ impl SparseGp {
             Ok((e.value, e.grad.unwrap_or_default()))
         };
         let v0 = layout.pack(&kernel, noise, &mean, z0.as_ref());
-        let bounds = layout.bounds(&kernel, config.kind);
+        let fixed_noise = (!config.learn_noise).then_some(noise);
+        let bounds = layout.bounds(&kernel, config.kind, fixed_noise);
         let (best, report) = maximize(objective, &v0, &bounds, &config.optimizer, observe)?;
         let (k, s, mu, z) = layout.unpack(&best, &kernel, &mean, &z0)?;
         let mut gp = SparseGp::build(

@@ -62,6 +62,8 @@ pub struct SparseConfig {
     pub epsilon: f64,
     /// RCSVGP: the weight scale `β` (fixed; 1 in the RCaGP paper).
     pub beta: f64,
+    /// Optimise the noise variance (otherwise it stays at its initial value).
+    pub learn_noise: bool,
     /// The optimiser (L-BFGS suits the deterministic bound).
     pub optimizer: Optimizer,
     /// Seed of the inducing-input initialisation.
@@ -78,6 +80,7 @@ impl Default for SparseConfig {
             learn_inducing: true,
             epsilon: 0.2,
             beta: 1.0,
+            learn_noise: true,
             optimizer: Optimizer::lbfgs(500),
             seed: 0,
         }
@@ -234,6 +237,16 @@ impl SparseGp {
     pub fn predict_joint(&self, xs: MatRef<'_, f64>) -> (Vec<f64>, Mat<f64>) {
         self.factors
             .joint(&self.kernel, &self.mean, self.z.as_ref(), xs)
+    }
+
+    /// The training inputs (as the model saw them).
+    pub fn x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
+    /// The training targets (as the model saw them).
+    pub fn y(&self) -> &[f64] {
+        &self.y
     }
 
     /// The collapsed bound at the current parameters.

@@ -1,0 +1,280 @@
+//! The approximate single-output models behind one interface, as the regressor and the model
+//! files use them: SGPR and RCSVGP ([`SparseGp`]), SVGP and Student-t SVGP ([`Svgp`]), CaGP and
+//! RCaGP ([`CaGp`]).
+
+mod record;
+mod robust_start;
+
+use faer::{Mat, MatRef};
+
+use super::computation_aware::{CaConfig, CaGp};
+use super::conjugate::Marginals;
+use super::sparse::{SparseConfig, SparseGp, SparseKind};
+use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
+use super::training::{Optimizer, TrainReport};
+use super::ModelError;
+use crate::kernels::Kernel;
+use crate::means::Mean;
+
+pub use record::ApproxRecord;
+pub use robust_start::{robust_start, START_ROWS};
+
+/// Which approximate model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApproxKind {
+    /// Titsias' collapsed sparse GP.
+    Sgpr,
+    /// Stochastic variational GP.
+    Svgp,
+    /// Robust conjugate sparse GP (collapsed).
+    Rcsvgp,
+    /// Computation-aware GP.
+    Cagp,
+    /// Robust computation-aware GP.
+    Rcagp,
+}
+
+/// User settings of the approximate models; `None` = the model's default.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ApproxOptions {
+    /// Inducing points (sgpr, svgp, rcsvgp).
+    pub inducing: Option<usize>,
+    /// Actions (cagp, rcagp).
+    pub actions: Option<usize>,
+    /// SVGP with a Student-t likelihood instead of the Gaussian.
+    pub student_t: bool,
+    /// The optimiser (default: L-BFGS for the deterministic objectives, Adam for SVGP).
+    pub optimizer: Option<Optimizer>,
+    /// SVGP minibatch size.
+    pub batch_size: Option<usize>,
+    /// RCSVGP and RCaGP: train every hyperparameter from the user's start, the noise variance
+    /// included, with β = 1 (the RCaGP paper), instead of trustgp's default of fixing the noise
+    /// at an exact RCGP's estimate (see [`robust_start`]).
+    pub free_noise: bool,
+}
+
+/// A fitted approximate model.
+#[derive(Clone, Debug)]
+pub enum ApproxModel {
+    /// SGPR or RCSVGP.
+    Sparse(SparseGp),
+    /// SVGP (Gaussian or Student-t likelihood) with its ELBO at the end of training (it keeps
+    /// no training data, so the ELBO cannot be recomputed after loading).
+    Svgp(Svgp, f64),
+    /// CaGP or RCaGP.
+    Ca(CaGp),
+}
+
+/// Checks that a kernel has no `white` term, which would double the noise of the approximate
+/// models (they own σ²) and break their streamed cross-covariances.
+fn check_kernel(kernel: &Kernel) -> Result<(), ModelError> {
+    if kernel.to_expr().contains("white") {
+        return Err(ModelError::Invalid(
+            "the approximate models carry the noise variance themselves: remove the 'white' \
+             term from the kernel and use --noise"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+impl ApproxModel {
+    /// Fits `kind` to standardised data with an initialised kernel. `epsilon` is the robust
+    /// models' outlier fraction; `observe(evaluation, objective)` sees every evaluation.
+    ///
+    /// # Errors
+    /// Invalid settings or data, a failed factorisation or optimiser start.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit(
+        kind: ApproxKind,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        kernel: Kernel,
+        mean: Mean,
+        noise: f64,
+        epsilon: f64,
+        opts: &ApproxOptions,
+        seed: u64,
+        observe: &mut dyn FnMut(usize, f64),
+    ) -> Result<ApproxModel, ModelError> {
+        check_kernel(&kernel)?;
+        let n = y.len();
+        let robust = matches!(kind, ApproxKind::Rcsvgp | ApproxKind::Rcagp);
+        // (kernel, noise, β, learn the noise)
+        let (kernel, noise, beta, learn_noise) = if robust && !opts.free_noise {
+            let (k, s2) = robust_start(x, y, &kernel, &mean, noise, epsilon, seed)?;
+            (k, s2, (s2 / 2.0).sqrt(), false)
+        } else {
+            (kernel, noise, 1.0, true)
+        };
+        match kind {
+            ApproxKind::Sgpr | ApproxKind::Rcsvgp => {
+                let mut cfg = SparseConfig {
+                    kind: if kind == ApproxKind::Sgpr {
+                        SparseKind::Sgpr
+                    } else {
+                        SparseKind::Rcsvgp
+                    },
+                    epsilon,
+                    beta,
+                    learn_noise,
+                    seed,
+                    ..SparseConfig::default()
+                };
+                cfg.inducing = opts.inducing.unwrap_or(cfg.inducing);
+                cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
+                Ok(ApproxModel::Sparse(SparseGp::fit(
+                    x, y, kernel, mean, noise, &cfg, observe,
+                )?))
+            }
+            ApproxKind::Svgp => {
+                let mut cfg = SvgpConfig {
+                    likelihood: if opts.student_t {
+                        SvgpLikelihood::StudentT
+                    } else {
+                        SvgpLikelihood::Gaussian
+                    },
+                    seed,
+                    ..SvgpConfig::default()
+                };
+                cfg.inducing = opts.inducing.unwrap_or(cfg.inducing).min(n);
+                cfg.batch_size = opts.batch_size.unwrap_or(cfg.batch_size).min(n);
+                cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
+                let g = Svgp::fit(x, y, kernel, mean, noise, &cfg, observe)?;
+                let elbo = g.report().map_or(f64::NAN, |r| r.objective);
+                Ok(ApproxModel::Svgp(g, elbo))
+            }
+            ApproxKind::Cagp | ApproxKind::Rcagp => {
+                if !matches!(mean, Mean::Constant { .. } | Mean::Zero) {
+                    return Err(ModelError::Invalid(
+                        "cagp and rcagp take a constant prior mean (learned); drop --mean linear"
+                            .into(),
+                    ));
+                }
+                let mut cfg = CaConfig {
+                    robust: kind == ApproxKind::Rcagp,
+                    epsilon,
+                    beta,
+                    learn_noise,
+                    seed,
+                    ..CaConfig::default()
+                };
+                cfg.actions = opts.actions.unwrap_or(cfg.actions).min(n);
+                cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
+                Ok(ApproxModel::Ca(CaGp::fit(
+                    x, y, kernel, noise, &cfg, observe,
+                )?))
+            }
+        }
+    }
+
+    /// The model's kind.
+    pub fn kind(&self) -> ApproxKind {
+        match self {
+            ApproxModel::Sparse(g) if g.kind() == SparseKind::Sgpr => ApproxKind::Sgpr,
+            ApproxModel::Sparse(_) => ApproxKind::Rcsvgp,
+            ApproxModel::Svgp(..) => ApproxKind::Svgp,
+            ApproxModel::Ca(g) if g.robust() => ApproxKind::Rcagp,
+            ApproxModel::Ca(_) => ApproxKind::Cagp,
+        }
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        match self {
+            ApproxModel::Sparse(g) => g.kernel(),
+            ApproxModel::Svgp(g, _) => g.kernel(),
+            ApproxModel::Ca(g) => g.kernel(),
+        }
+    }
+
+    /// The variance a new observation adds to the latent variance (σ², or the Student-t
+    /// likelihood's variance).
+    pub fn noise(&self) -> f64 {
+        match self {
+            ApproxModel::Sparse(g) => g.noise(),
+            ApproxModel::Svgp(g, _) => g.predictive_noise(),
+            ApproxModel::Ca(g) => g.noise(),
+        }
+    }
+
+    /// The prior mean.
+    pub fn mean(&self) -> Mean {
+        match self {
+            ApproxModel::Sparse(g) => g.mean().clone(),
+            ApproxModel::Svgp(g, _) => g.mean().clone(),
+            ApproxModel::Ca(g) => Mean::Constant { c: g.mean() },
+        }
+    }
+
+    /// Name and value of the training objective.
+    pub fn objective(&self) -> (&'static str, f64) {
+        match self {
+            ApproxModel::Sparse(g) => ("collapsed_bound", g.bound()),
+            ApproxModel::Svgp(_, elbo) => ("elbo", *elbo),
+            ApproxModel::Ca(g) => ("elbo", g.elbo()),
+        }
+    }
+
+    /// The training report, when the model was fitted in this process.
+    pub fn report(&self) -> Option<&TrainReport> {
+        match self {
+            ApproxModel::Sparse(g) => g.report(),
+            ApproxModel::Svgp(g, _) => g.report(),
+            ApproxModel::Ca(g) => g.report(),
+        }
+    }
+
+    /// The robust models' normalised weights `ŵ = w/β ∈ (0, 1]` of the training rows (empty
+    /// for the others).
+    pub fn weights(&self) -> Vec<f64> {
+        let (w, beta) = match self {
+            ApproxModel::Sparse(g) if g.kind() == SparseKind::Rcsvgp => (g.weights(), g.beta()),
+            ApproxModel::Ca(g) if g.robust() => (g.weights(), g.beta()),
+            _ => return Vec::new(),
+        };
+        w.into_iter().map(|v| v / beta).collect()
+    }
+
+    /// Latent (or, unless `latent`, new-observation) marginals at standardised inputs `xs`.
+    ///
+    /// # Errors
+    /// If `xs` does not have the training inputs' number of columns.
+    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
+        let d = self.input_dim();
+        if xs.ncols() != d {
+            return Err(ModelError::Invalid(format!(
+                "expected {d} input columns, got {}",
+                xs.ncols()
+            )));
+        }
+        let mut m = match self {
+            ApproxModel::Sparse(g) => g.predict(xs),
+            ApproxModel::Svgp(g, _) => g.predict(xs),
+            ApproxModel::Ca(g) => g.predict(xs),
+        };
+        if !latent {
+            let noise = self.noise();
+            m.var.iter_mut().for_each(|v| *v += noise);
+        }
+        Ok(m)
+    }
+
+    /// Number of input columns.
+    pub fn input_dim(&self) -> usize {
+        match self {
+            ApproxModel::Sparse(g) => g.inducing().ncols(),
+            ApproxModel::Svgp(g, _) => g.inducing().ncols(),
+            ApproxModel::Ca(g) => g.x().ncols(),
+        }
+    }
+
+    /// Inducing inputs (sparse models) or nothing.
+    pub fn inducing(&self) -> Option<Mat<f64>> {
+        match self {
+            ApproxModel::Sparse(g) => Some(g.inducing().to_owned()),
+            ApproxModel::Svgp(g, _) => Some(g.inducing().to_owned()),
+            ApproxModel::Ca(_) => None,
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The model-file form of an approximate model: what each needs besides the kernel, noise,
+//! mean and training data that every output record holds.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use super::{ApproxKind, ApproxModel};
+use crate::kernels::Kernel;
+use crate::means::Mean;
+use crate::models::computation_aware::CaGp;
+use crate::models::sparse::{SparseGp, SparseKind};
+use crate::models::svgp::{Svgp, SvgpLikelihood};
+use crate::models::ModelError;
+
+/// The parameters of an approximate model beyond kernel, noise and mean.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ApproxRecord {
+    /// Inducing inputs, one row each (sgpr, svgp, rcsvgp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inducing: Option<Vec<Vec<f64>>>,
+    /// The action entries θ_b of each block (cagp, rcagp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<Vec<f64>>>,
+    /// Soft threshold c of the IMQ weight (stored for every model that has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// IMQ learning rate β.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// Expected outlier fraction ε the robust models were fitted with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
+    /// Whitened variational mean m̃ (svgp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variational_mean: Option<Vec<f64>>,
+    /// Lower Cholesky factor L̃ of the whitened variational covariance, row by row (svgp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variational_chol: Option<Vec<Vec<f64>>>,
+    /// Likelihood of an SVGP: `gaussian` or `student-t`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likelihood: Option<String>,
+    /// The likelihood's parameters, as [`Svgp::likelihood`] returns them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub likelihood_params: Option<Vec<f64>>,
+}
+
+fn rows(m: MatRef<'_, f64>) -> Vec<Vec<f64>> {
+    (0..m.nrows())
+        .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
+        .collect()
+}
+
+/// `rows` as a matrix of `d` columns, every value finite.
+fn matrix(rows: &[Vec<f64>], d: usize, what: &str) -> Result<Mat<f64>, ModelError> {
+    if rows.is_empty() {
+        return Err(ModelError::Invalid(format!("{what}: no rows")));
+    }
+    if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != d) {
+        return Err(ModelError::Invalid(format!(
+            "{what}: row {i} has {} values, expected {d}",
+            r.len()
+        )));
+    }
+    if let Some(i) = rows.iter().position(|r| r.iter().any(|v| !v.is_finite())) {
+        return Err(ModelError::Invalid(format!(
+            "{what}: row {i} holds a value that is not finite"
+        )));
+    }
+    Ok(Mat::from_fn(rows.len(), d, |i, j| rows[i][j]))
+}
+
+fn required<T>(v: Option<T>, kind: ApproxKind, field: &str) -> Result<T, ModelError> {
+    v.ok_or_else(|| ModelError::Invalid(format!("{kind:?} model: missing field '{field}'")))
+}
+
+impl ApproxRecord {
+    /// The record of a fitted model.
+    pub fn of(model: &ApproxModel) -> ApproxRecord {
+        match model {
+            ApproxModel::Sparse(g) => ApproxRecord {
+                inducing: Some(rows(g.inducing())),
+                threshold: Some(g.threshold()),
+                beta: Some(g.beta()),
+                ..ApproxRecord::default()
+            },
+            ApproxModel::Ca(g) => ApproxRecord {
+                actions: Some(g.actions().to_vec()),
+                threshold: Some(g.threshold()),
+                beta: Some(g.beta()),
+                ..ApproxRecord::default()
+            },
+            ApproxModel::Svgp(g, _) => {
+                let (m, l) = g.variational();
+                let (lik, params) = g.likelihood();
+                ApproxRecord {
+                    inducing: Some(rows(g.inducing())),
+                    variational_mean: Some(m.to_vec()),
+                    variational_chol: Some(rows(l)),
+                    likelihood: Some(
+                        match lik {
+                            SvgpLikelihood::Gaussian => "gaussian",
+                            SvgpLikelihood::StudentT => "student-t",
+                        }
+                        .into(),
+                    ),
+                    likelihood_params: Some(params.to_vec()),
+                    ..ApproxRecord::default()
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the model of `kind` from this record and the output's common fields (`x`, `y`
+    /// are the standardised training data, SVGP needs none; `objective` is the stored training
+    /// objective, which only SVGP cannot recompute).
+    ///
+    /// # Errors
+    /// A missing or inconsistent field, or a failed factorisation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rebuild(
+        self,
+        kind: ApproxKind,
+        d: usize,
+        x: Option<Mat<f64>>,
+        y: Vec<f64>,
+        kernel: Kernel,
+        mean: Mean,
+        noise: f64,
+        objective: f64,
+    ) -> Result<ApproxModel, ModelError> {
+        let data = |x: Option<Mat<f64>>| required(x, kind, "x_train");
+        Ok(match kind {
+            ApproxKind::Sgpr | ApproxKind::Rcsvgp => {
+                let z = matrix(&required(self.inducing, kind, "inducing")?, d, "inducing")?;
+                let sparse = if kind == ApproxKind::Sgpr {
+                    SparseKind::Sgpr
+                } else {
+                    SparseKind::Rcsvgp
+                };
+                ApproxModel::Sparse(SparseGp::from_parts(
+                    sparse,
+                    data(x)?,
+                    y,
+                    kernel,
+                    mean,
+                    noise,
+                    z,
+                    required(self.threshold, kind, "threshold")?,
+                    required(self.beta, kind, "beta")?,
+                )?)
+            }
+            ApproxKind::Cagp | ApproxKind::Rcagp => {
+                let Mean::Constant { c } = mean else {
+                    return Err(ModelError::Invalid(format!(
+                        "{kind:?} model: the mean must be constant"
+                    )));
+                };
+                ApproxModel::Ca(CaGp::from_parts(
+                    data(x)?,
+                    y,
+                    kernel,
+                    noise,
+                    c,
+                    required(self.actions, kind, "actions")?,
+                    required(self.threshold, kind, "threshold")?,
+                    required(self.beta, kind, "beta")?,
+                    kind == ApproxKind::Rcagp,
+                )?)
+            }
+            ApproxKind::Svgp => {
+                let z = matrix(&required(self.inducing, kind, "inducing")?, d, "inducing")?;
+                let m = z.nrows();
+                let l = matrix(
+                    &required(self.variational_chol, kind, "variational_chol")?,
+                    m,
+                    "variational_chol",
+                )?;
+                let likelihood = match required(self.likelihood, kind, "likelihood")?.as_str() {
+                    "gaussian" => SvgpLikelihood::Gaussian,
+                    "student-t" => SvgpLikelihood::StudentT,
+                    other => {
+                        return Err(ModelError::Invalid(format!(
+                            "svgp model: unknown likelihood '{other}' (gaussian, student-t)"
+                        )))
+                    }
+                };
+                let g = Svgp::from_parts(
+                    kernel,
+                    mean,
+                    required(self.likelihood_params, kind, "likelihood_params")?,
+                    likelihood,
+                    z,
+                    required(self.variational_mean, kind, "variational_mean")?,
+                    l,
+                )?;
+                ApproxModel::Svgp(g, objective)
+            }
+        })
+    }
+}
