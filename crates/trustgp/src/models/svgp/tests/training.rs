@@ -93,6 +93,8 @@ fn student_t_is_robust_to_outliers() {
     assert!(mae_t < 0.1, "Student-t MAE {mae_t}");
     let (kind, params) = student.likelihood();
     assert_eq!(kind, SvgpLikelihood::StudentT);
+    assert_eq!(SvgpLikelihood::from_name(kind.name()), Some(kind));
+    assert_eq!(SvgpLikelihood::from_name("cauchy"), None);
     assert!(params[0] > 2.0 && params[1] > 0.0);
 }
 
