@@ -339,7 +339,9 @@ impl Svgp {
     }
 
     /// The training report (`None` for a model built with [`Svgp::from_parts`]). Its
-    /// `objective` is the optimiser's last per-datum ELBO estimate.
+    /// `objective` is the optimiser's last ELBO estimate (a minibatch estimate unless the batch
+    /// is the full data, taken before the final natural-gradient pass), unnormalised like
+    /// [`Svgp::elbo`].
     pub fn report(&self) -> Option<&TrainReport> {
         self.report.as_ref()
     }

@@ -5,7 +5,8 @@
 //!   size (each a uniformly random subset, so every batch estimate is unbiased and none is a
 //!   tiny remainder). With `b = n` the objective is the exact full-data ELBO.
 //! * The optimiser sees the ELBO divided by `n` (and so does the observer): Adam is then used
-//!   with the same learning rate and early-stopping tolerance whatever the data size.
+//!   with the same learning rate and early-stopping tolerance whatever the data size. The
+//!   report's objective is scaled back to a sum over the data.
 //! * With natural gradients (Gaussian likelihood), the optimiser moves only the
 //!   hyperparameters; every evaluation is followed by a natural-gradient step on `(m̃, S̃)`
 //!   from the same minibatch statistics (step 1 on the full batch, [`MINIBATCH_STEP`]
@@ -101,7 +102,9 @@ pub(super) fn train(
         });
         Ok((elbo.value / n as f64, grad))
     };
-    let (p, report) = maximize(objective, &x0, &bounds, &config.optimizer, observe)?;
+    let (p, mut report) = maximize(objective, &x0, &bounds, &config.optimizer, observe)?;
+    // Reported like `Svgp::elbo`: a sum over the data, not a per-datum value.
+    report.objective *= n as f64;
     let mut state = layout.unpack(&init, &p)?;
     if natural {
         (state.m_tilde, state.l_tilde) = q;
