@@ -72,11 +72,12 @@ pub struct SvgpConfig {
     /// Rows per minibatch (at least 1; values above `n` mean full batch).
     pub batch_size: usize,
     /// The optimiser and its stopping rule (one step per minibatch). The objective it sees,
-    /// and reports to the observer, is the ELBO estimate divided by `n`.
+    /// and reports to the observer, is the ELBO estimate divided by `n`. L-BFGS is accepted
+    /// only on the full batch (`batch_size ≥ n`), and then moves every parameter itself.
     pub optimizer: Optimizer,
     /// Natural-gradient steps for `(m̃, S̃)` alternating with the optimiser's steps on the
-    /// other parameters (Salimbeni et al. 2018). Gaussian likelihood only: ignored (Adam on
-    /// every parameter) for Student-t, whose expected log-likelihood need not be concave.
+    /// other parameters (Salimbeni et al. 2018). Gaussian likelihood and Adam only: ignored
+    /// for Student-t, whose expected log-likelihood need not be concave, and for L-BFGS.
     pub natural_gradients: bool,
     /// Seed of the inducing-point initialisation and of the minibatch order.
     pub seed: u64,

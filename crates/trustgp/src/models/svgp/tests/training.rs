@@ -199,6 +199,33 @@ fn bad_inputs_are_errors() {
         "minibatch",
     );
     invalid(run(&Mat::zeros(0, 2), &[], 0.1, &c), "at least one row");
+    let lbfgs = SvgpConfig {
+        optimizer: Optimizer::lbfgs(30),
+        ..c.clone()
+    };
+    invalid(
+        run(
+            &x,
+            &y,
+            0.1,
+            &SvgpConfig {
+                batch_size: 10,
+                ..lbfgs.clone()
+            },
+        ),
+        "L-BFGS",
+    );
+    let full = run(
+        &x,
+        &y,
+        0.1,
+        &SvgpConfig {
+            inducing: 8,
+            ..lbfgs
+        },
+    )
+    .unwrap();
+    assert!(full.report().unwrap().iterations > 0);
     let linear3 = Mean::Linear {
         w: vec![0.0; 3],
         b: 0.0,
