@@ -23,10 +23,10 @@
 //! log-hyperparameters and the inducing inputs. `h` and `G` are also exactly what a
 //! natural-gradient step needs (see [`natural`](super::natural)).
 
-use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::linalg::matmul::triangular;
 use faer::{Accum, Mat, MatRef};
 
-use super::likelihood::ExpectedGrad;
+use super::likelihood::{ExpectedGrad, Likelihood};
 use super::state::{par_for, product, product_with, State, Whitened, CHUNK, FULL, LOWER, UPPER};
 use crate::linalg::mirror_lower;
 use crate::models::ModelError;
@@ -104,55 +104,69 @@ pub(super) fn evaluate(
     need: Need,
 ) -> Result<Elbo, ModelError> {
     let lik = state.likelihood.build(&state.lik_params)?;
-    let (m, d) = (state.m(), x.ncols());
     let (count, scale) = match rows {
         Rows::All => (x.nrows(), 1.0),
         Rows::Batch(idx) => (idx.len(), x.nrows() as f64 / idx.len() as f64),
     };
-    let stats = need != Need::Value;
-    let want_grad = matches!(need, Need::Gradient { .. });
-    let want_z = need == Need::Gradient { z: true };
-    let mut value = 0.0;
-    let mut w_bar = vec![0.0; if stats { m } else { 0 }];
-    let mut big_h = if stats {
-        Mat::zeros(m, m)
-    } else {
-        Mat::zeros(0, 0)
-    };
-    let mut grad = Grad {
-        m_tilde: Vec::new(),
-        l_tilde: Mat::zeros(0, 0),
-        kernel: vec![
-            0.0;
-            if want_grad {
-                state.kernel.n_params()
-            } else {
-                0
-            }
-        ],
-        lik: vec![
-            0.0;
-            if want_grad {
-                state.likelihood.n_params()
-            } else {
-                0
-            }
-        ],
-        mean: vec![0.0; if want_grad { state.mean.n_params() } else { 0 }],
-        z: want_z.then(|| Mat::zeros(m, d)),
-    };
+    let mut sums = Sums::new(state, need);
     for start in (0..count).step_by(CHUNK) {
         let len = CHUNK.min(count - start);
         let row = |k: usize| match rows {
             Rows::All => start + k,
             Rows::Batch(idx) => idx[start + k],
         };
-        let xb = Mat::from_fn(len, d, |i, c| x[(row(i), c)]);
+        let xb = Mat::from_fn(len, x.ncols(), |i, c| x[(row(i), c)]);
         let yb: Vec<f64> = (0..len).map(|i| y[row(i)]).collect();
-        let bm = w.marginals(state, xb.as_ref());
-        if !stats {
-            value += scale * lik.expected_log_lik(&yb, &bm.mu, &bm.v, None);
-            continue;
+        sums.add_block(state, w, lik.as_ref(), xb.as_ref(), &yb, scale);
+    }
+    Ok(sums.finish(state, w))
+}
+
+/// The running sums over blocks of rows.
+struct Sums {
+    need: Need,
+    value: f64,
+    /// `w̄ = Σ K_uf g_μ`.
+    w_bar: Vec<f64>,
+    /// `H = Σ K_uf D K_fu` (lower triangle).
+    big_h: Mat<f64>,
+    grad: Grad,
+}
+
+impl Sums {
+    fn new(state: &State, need: Need) -> Sums {
+        let m = state.m();
+        Sums {
+            need,
+            value: 0.0,
+            w_bar: vec![0.0; m],
+            big_h: Mat::zeros(m, m),
+            grad: Grad {
+                m_tilde: Vec::new(),
+                l_tilde: Mat::zeros(0, 0),
+                kernel: vec![0.0; state.kernel.n_params()],
+                lik: vec![0.0; state.likelihood.n_params()],
+                mean: vec![0.0; state.mean.n_params()],
+                z: (need == Need::Gradient { z: true }).then(|| Mat::zeros(m, state.z.ncols())),
+            },
+        }
+    }
+
+    /// Adds the data term of the rows `xb`, `yb`, scaled by `scale`.
+    fn add_block(
+        &mut self,
+        state: &State,
+        w: &Whitened,
+        lik: &dyn Likelihood,
+        xb: MatRef<'_, f64>,
+        yb: &[f64],
+        scale: f64,
+    ) {
+        let (m, len) = (state.m(), yb.len());
+        let bm = w.marginals(state, xb);
+        if self.need == Need::Value {
+            self.value += scale * lik.expected_log_lik(yb, &bm.mu, &bm.v, None);
+            return;
         }
         let (mut g_mu, mut g_v) = (vec![0.0; len], vec![0.0; len]);
         let mut d_lik = vec![0.0; state.likelihood.n_params()];
@@ -161,29 +175,30 @@ pub(super) fn evaluate(
             d_v: &mut g_v,
             d_params: &mut d_lik,
         };
-        value += scale * lik.expected_log_lik(&yb, &bm.mu, &bm.v, Some(grads));
+        self.value += scale * lik.expected_log_lik(yb, &bm.mu, &bm.v, Some(grads));
         g_mu.iter_mut()
             .chain(g_v.iter_mut())
             .for_each(|v| *v *= scale);
-        for (i, wi) in w_bar.iter_mut().enumerate() {
+        for (i, wi) in self.w_bar.iter_mut().enumerate() {
             *wi += (0..len).map(|j| bm.kuf[(i, j)] * g_mu[j]).sum::<f64>();
         }
         // H is symmetric: accumulate its lower triangle only (half the work).
         let kd = Mat::from_fn(m, len, |i, j| bm.kuf[(i, j)] * g_v[j]);
         triangular::matmul(
-            big_h.as_mut(),
-            BlockStructure::TriangularLower,
+            self.big_h.as_mut(),
+            LOWER,
             Accum::Add,
             kd.as_ref(),
-            BlockStructure::Rectangular,
+            FULL,
             bm.kuf.transpose(),
-            BlockStructure::Rectangular,
+            FULL,
             1.0,
             par_for(m * m * len / 2),
         );
-        if !want_grad {
-            continue;
+        if self.need == Need::Statistics {
+            return;
         }
+        let grad = &mut self.grad;
         grad.lik
             .iter_mut()
             .zip(&d_lik)
@@ -192,41 +207,41 @@ pub(super) fn evaluate(
             w.w_tilde[i] * g_mu[j] + 2.0 * bm.pk[(i, j)] * g_v[j]
         });
         let z = state.z.as_ref();
-        state
-            .kernel
-            .grad_contract_cross(z, xb.as_ref(), kuf_bar.as_ref(), &mut grad.kernel);
-        state
-            .kernel
-            .grad_contract_diag(xb.as_ref(), &g_v, &mut grad.kernel);
-        let dm = state.mean.grad_contract(xb.as_ref(), &g_mu);
+        let kernel = &state.kernel;
+        kernel.grad_contract_cross(z, xb, kuf_bar.as_ref(), &mut grad.kernel);
+        kernel.grad_contract_diag(xb, &g_v, &mut grad.kernel);
+        let dm = state.mean.grad_contract(xb, &g_mu);
         grad.mean.iter_mut().zip(dm).for_each(|(t, s)| *t += s);
         if let Some(gz) = grad.z.as_mut() {
-            *gz += state
-                .kernel
-                .grad_inputs_cross(z, xb.as_ref(), kuf_bar.as_ref());
+            *gz += kernel.grad_inputs_cross(z, xb, kuf_bar.as_ref());
         }
     }
-    // h = L⁻¹ w̄ and G = L⁻¹ H L⁻ᵀ.
-    let (h, g) = if stats {
-        mirror_lower(big_h.as_mut());
-        let h = (0..m)
-            .map(|i| (0..=i).map(|k| w.l_inv[(i, k)] * w_bar[k]).sum())
+
+    /// Subtracts the KL term and, as needed, forms `h = L⁻¹ w̄`, `G = L⁻¹ H L⁻ᵀ` and the rest
+    /// of the gradient.
+    fn finish(mut self, state: &State, w: &Whitened) -> Elbo {
+        let value = self.value - kl(state);
+        if self.need == Need::Value {
+            return Elbo {
+                value,
+                h: Vec::new(),
+                g: Mat::zeros(0, 0),
+                grad: None,
+            };
+        }
+        let m = state.m();
+        mirror_lower(self.big_h.as_mut());
+        let h: Vec<f64> = (0..m)
+            .map(|i| (0..=i).map(|k| w.l_inv[(i, k)] * self.w_bar[k]).sum())
             .collect();
-        let hl = product_with(big_h.as_ref(), FULL, w.l_inv.transpose(), UPPER);
-        (h, product_with(w.l_inv.as_ref(), LOWER, hl.as_ref(), FULL))
-    } else {
-        (Vec::new(), Mat::zeros(0, 0))
-    };
-    value -= kl(state);
-    if want_grad {
-        finish_gradient(state, w, (&h, &g, &big_h), &mut grad);
+        let hl = product_with(self.big_h.as_ref(), FULL, w.l_inv.transpose(), UPPER);
+        let g = product_with(w.l_inv.as_ref(), LOWER, hl.as_ref(), FULL);
+        let grad = matches!(self.need, Need::Gradient { .. }).then(|| {
+            finish_gradient(state, w, (&h, &g, &self.big_h), &mut self.grad);
+            self.grad
+        });
+        Elbo { value, h, g, grad }
     }
-    Ok(Elbo {
-        value,
-        h,
-        g,
-        grad: want_grad.then_some(grad),
-    })
 }
 
 /// Adds the KL term and the paths through `K_uu` (the factor `L` of the whitening) to `grad`.

@@ -65,6 +65,13 @@ impl SvgpLikelihood {
         }
     }
 
+    /// The likelihood named by [`SvgpLikelihood::name`], if any.
+    pub fn from_name(name: &str) -> Option<SvgpLikelihood> {
+        [SvgpLikelihood::Gaussian, SvgpLikelihood::StudentT]
+            .into_iter()
+            .find(|l| l.name() == name)
+    }
+
     /// The likelihood at natural parameters.
     ///
     /// # Errors

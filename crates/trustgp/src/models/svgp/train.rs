@@ -5,8 +5,10 @@
 //!   size (each a uniformly random subset, so every batch estimate is unbiased and none is a
 //!   tiny remainder). With `b = n` the objective is the exact full-data ELBO.
 //! * The optimiser sees the ELBO divided by `n` (and so does the observer): Adam is then used
-//!   with the same learning rate and early-stopping tolerance whatever the data size.
-//! * With natural gradients (Gaussian likelihood), the optimiser moves only the
+//!   with the same learning rate and early-stopping tolerance whatever the data size. The
+//!   report's objective is scaled back to a sum over the data.
+//! * L-BFGS is accepted on the full batch only, and then without natural gradients.
+//! * With natural gradients (Gaussian likelihood, Adam), the optimiser moves only the
 //!   hyperparameters; every evaluation is followed by a natural-gradient step on `(m̃, S̃)`
 //!   from the same minibatch statistics (step 1 on the full batch, [`MINIBATCH_STEP`]
 //!   otherwise), and after training `q` is set to its exact optimum for the final
@@ -22,7 +24,7 @@ use super::layout::Layout;
 use super::natural::{natural_step, MINIBATCH_STEP};
 use super::state::{State, Whitened};
 use super::{SvgpConfig, SvgpLikelihood};
-use crate::models::training::{maximize, TrainReport};
+use crate::models::training::{maximize, Optimizer, TrainReport};
 use crate::models::ModelError;
 
 /// Seeded minibatches: shuffled passes over `0..n`, each cut into nearly equal batches.
@@ -67,7 +69,15 @@ pub(super) fn train(
 ) -> Result<(State, TrainReport), ModelError> {
     let n = x.nrows();
     let batch = config.batch_size.min(n);
-    let natural = config.natural_gradients && init.likelihood == SvgpLikelihood::Gaussian;
+    let adam = matches!(config.optimizer, Optimizer::Adam(_));
+    if !adam && batch < n {
+        return Err(ModelError::Invalid(format!(
+            "L-BFGS needs the deterministic full-data ELBO: set the minibatch size to at least \
+             the number of rows ({n}), or use Adam"
+        )));
+    }
+    // L-BFGS needs a fixed objective, which natural-gradient steps inside it would change.
+    let natural = config.natural_gradients && init.likelihood == SvgpLikelihood::Gaussian && adam;
     let gamma = if batch == n { 1.0 } else { MINIBATCH_STEP };
     let layout = Layout::new(&init, !natural, config.learn_inducing);
     let x0 = layout.pack(&init)?;
@@ -101,7 +111,9 @@ pub(super) fn train(
         });
         Ok((elbo.value / n as f64, grad))
     };
-    let (p, report) = maximize(objective, &x0, &bounds, &config.optimizer, observe)?;
+    let (p, mut report) = maximize(objective, &x0, &bounds, &config.optimizer, observe)?;
+    // Reported like `Svgp::elbo`: a sum over the data, not a per-datum value.
+    report.objective *= n as f64;
     let mut state = layout.unpack(&init, &p)?;
     if natural {
         (state.m_tilde, state.l_tilde) = q;

@@ -70,6 +70,13 @@ fn fits_a_smooth_function_with_minibatches() {
         assert!((0.005..0.02).contains(&noise), "σ² = {noise}");
         let elbo = svgp.elbo(x.as_ref(), &y).unwrap();
         assert!(elbo > 0.5 * 600.0, "ELBO {elbo}");
+        // The report holds the last minibatch estimate (100 of 600 rows: a standard error of
+        // about 15%), on the same unnormalised scale.
+        let objective = report.objective;
+        assert!(
+            (objective / elbo - 1.0).abs() < 0.5,
+            "{objective} vs {elbo}"
+        );
     }
 }
 
@@ -93,6 +100,8 @@ fn student_t_is_robust_to_outliers() {
     assert!(mae_t < 0.1, "Student-t MAE {mae_t}");
     let (kind, params) = student.likelihood();
     assert_eq!(kind, SvgpLikelihood::StudentT);
+    assert_eq!(SvgpLikelihood::from_name(kind.name()), Some(kind));
+    assert_eq!(SvgpLikelihood::from_name("cauchy"), None);
     assert!(params[0] > 2.0 && params[1] > 0.0);
 }
 
@@ -190,6 +199,33 @@ fn bad_inputs_are_errors() {
         "minibatch",
     );
     invalid(run(&Mat::zeros(0, 2), &[], 0.1, &c), "at least one row");
+    let lbfgs = SvgpConfig {
+        optimizer: Optimizer::lbfgs(30),
+        ..c.clone()
+    };
+    invalid(
+        run(
+            &x,
+            &y,
+            0.1,
+            &SvgpConfig {
+                batch_size: 10,
+                ..lbfgs.clone()
+            },
+        ),
+        "L-BFGS",
+    );
+    let full = run(
+        &x,
+        &y,
+        0.1,
+        &SvgpConfig {
+            inducing: 8,
+            ..lbfgs
+        },
+    )
+    .unwrap();
+    assert!(full.report().unwrap().iterations > 0);
     let linear3 = Mean::Linear {
         w: vec![0.0; 3],
         b: 0.0,
