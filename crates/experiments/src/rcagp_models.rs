@@ -5,9 +5,9 @@ use std::time::Instant;
 use faer::Mat;
 use trustgp::kernels::Kernel;
 use trustgp::means::Mean;
+use trustgp::models::approximate::{ApproxKind, ApproxModel, ApproxOptions};
 use trustgp::models::computation_aware::{CaConfig, CaGp};
 use trustgp::models::inducing::InducingInit;
-use trustgp::models::approximate::{ApproxKind, ApproxModel, ApproxOptions};
 use trustgp::models::sparse::{SparseConfig, SparseGp, SparseKind};
 use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use trustgp::models::training::Optimizer;
@@ -202,7 +202,15 @@ pub fn fit_predict(
                 seed,
                 ..SvgpConfig::default()
             };
-            let gp = Svgp::fit(xtr.as_ref(), ytr, k, Mean::Zero, noise, &cfg, &mut |_, _| {})?;
+            let gp = Svgp::fit(
+                xtr.as_ref(),
+                ytr,
+                k,
+                Mean::Zero,
+                noise,
+                &cfg,
+                &mut |_, _| {},
+            )?;
             (gp.predict(xte.as_ref()), gp.predictive_noise())
         }
     };

@@ -476,6 +476,36 @@ fn approximate_models_end_to_end() {
     let rcsvgp = mae(&[&["--model", "rcsvgp"][..], &quick].concat());
     assert!(rcsvgp < 0.5 * sgpr, "rcsvgp MAE {rcsvgp} vs sgpr {sgpr}");
 
+    // With as many actions as rows RCaGP's ELBO is RCGP's pseudo-evidence, unbounded as the
+    // noise goes to 0: trained freely (--free-noise) the noise collapses to its floor; the
+    // default keeps an exact RCGP's noise estimate.
+    let noise_and_mae = |extra: &[&str]| -> (f64, f64) {
+        let mut a = vec![
+            "evaluate",
+            "--data",
+            data.as_str(),
+            "--target",
+            "residuary_resistance",
+            "--contaminate",
+            "asymmetric:0.1",
+            "--seed",
+            "1",
+            "--model",
+            "rcagp",
+            "--actions",
+            "246",
+        ];
+        a.extend_from_slice(extra);
+        let o = trustgp(&a);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (v["noise"].as_f64().unwrap(), v["mae"].as_f64().unwrap())
+    };
+    let (free_noise, free_mae) = noise_and_mae(&["--free-noise"]);
+    let (noise, default_mae) = noise_and_mae(&[]);
+    assert!(free_noise < 2e-4 && noise > 1e-2, "{free_noise} vs {noise}");
+    assert!(default_mae < 0.1 * free_mae, "{default_mae} vs {free_mae}");
+
     let dir = scratch("approx");
     let out = dir.join("svgp.json").display().to_string();
     let o = trustgp(&[
@@ -519,17 +549,50 @@ fn approximate_model_options_fail_cleanly() {
         a.extend_from_slice(extra);
         trustgp(&a)
     };
-    assert_fails(&fit(&["--model", "sgpr", "--actions", "3"]), &["--actions", "sgpr"]);
-    assert_fails(&fit(&["--model", "cagp", "--inducing", "3"]), &["--inducing", "cagp"]);
-    assert_fails(&fit(&["--model", "gp", "--iterations", "3"]), &["--iterations"]);
-    assert_fails(&fit(&["--model", "sgpr", "--inducing", "0"]), &["--inducing 0"]);
-    assert_fails(&fit(&["--model", "svgp", "--batch-size", "0"]), &["--batch-size 0"]);
+    assert_fails(
+        &fit(&["--model", "sgpr", "--actions", "3"]),
+        &["--actions", "sgpr"],
+    );
+    assert_fails(
+        &fit(&["--model", "cagp", "--inducing", "3"]),
+        &["--inducing", "cagp"],
+    );
+    assert_fails(
+        &fit(&["--model", "gp", "--iterations", "3"]),
+        &["--iterations"],
+    );
+    assert_fails(
+        &fit(&["--model", "sgpr", "--inducing", "0"]),
+        &["--inducing 0"],
+    );
+    assert_fails(
+        &fit(&["--model", "svgp", "--batch-size", "0"]),
+        &["--batch-size 0"],
+    );
     assert_fails(&fit(&["--model", "svgp", "--lr", "-1"]), &["--lr -1"]);
     assert_fails(&fit(&["--model", "svgp", "--optimizer", "sgd"]), &["sgd"]);
-    assert_fails(&fit(&["--model", "sgpr", "--likelihood", "student-t"]), &["student-t"]);
-    assert_fails(&fit(&["--model", "svgp", "--likelihood", "cauchy"]), &["cauchy"]);
-    assert_fails(&fit(&["--model", "cagp", "--free-noise"]), &["--free-noise"]);
-    assert_fails(&fit(&["--model", "cagp", "--mean", "linear"]), &["constant"]);
-    assert_fails(&fit(&["--model", "sgpr", "--kernel", "se + white"]), &["white"]);
-    assert_fails(&fit(&["--model", "rcagp", "--epsilon", "1.5"]), &["epsilon"]);
+    assert_fails(
+        &fit(&["--model", "sgpr", "--likelihood", "student-t"]),
+        &["student-t"],
+    );
+    assert_fails(
+        &fit(&["--model", "svgp", "--likelihood", "cauchy"]),
+        &["cauchy"],
+    );
+    assert_fails(
+        &fit(&["--model", "cagp", "--free-noise"]),
+        &["--free-noise"],
+    );
+    assert_fails(
+        &fit(&["--model", "cagp", "--mean", "linear"]),
+        &["constant"],
+    );
+    assert_fails(
+        &fit(&["--model", "sgpr", "--kernel", "se + white"]),
+        &["white"],
+    );
+    assert_fails(
+        &fit(&["--model", "rcagp", "--epsilon", "1.5"]),
+        &["epsilon"],
+    );
 }

@@ -252,7 +252,10 @@ fn approximate_models_round_trip_bit_for_bit() {
     }
     // A missing model-specific field is named in the error.
     let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[2])).unwrap();
-    v["outputs"][0]["approx"].as_object_mut().unwrap().remove("actions");
+    v["outputs"][0]["approx"]
+        .as_object_mut()
+        .unwrap()
+        .remove("actions");
     let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
     assert!(err.contains("actions"), "{err}");
     let mut v = serde_json::to_value(ModelRecord::from_regressor(&models[0])).unwrap();

@@ -3,7 +3,9 @@
 use serde_json::Value;
 use trustgp::models::file;
 
-use super::{config, dataset, fit_summary, fit_with_progress, print_json, report_warnings, CliError};
+use super::{
+    config, dataset, fit_summary, fit_with_progress, print_json, report_warnings, CliError,
+};
 use crate::args::FitArgs;
 
 /// Run the subcommand.

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use trustgp::data::{read_csv, Dataset};
 use trustgp::models::approximate::{ApproxModel, ApproxOptions};
 use trustgp::models::exact::FitOptions;
-use trustgp::models::training::Optimizer;
 use trustgp::models::multi_output::MultiOutputModel;
 use trustgp::models::regressor::{Fitted, ModelKind, Regressor, RegressorConfig, SingleOutput};
+use trustgp::models::training::Optimizer;
 
 use crate::args::ModelArgs;
 
@@ -100,7 +100,12 @@ fn approx_options(a: &ModelArgs, model: ModelKind) -> Result<ApproxOptions, CliE
             Ok(())
         } else {
             let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
-            Err(format!("{flag} applies to {}, not {}", names.join(", "), model.name()).into())
+            Err(format!(
+                "{flag} applies to {}, not {}",
+                names.join(", "),
+                model.name()
+            )
+            .into())
         }
     };
     let (sparse, ca) = (
@@ -126,7 +131,9 @@ fn approx_options(a: &ModelArgs, model: ModelKind) -> Result<ApproxOptions, CliE
             uses("--likelihood student-t", &[ModelKind::Svgp])?;
             true
         }
-        other => return Err(format!("--likelihood {other}: expected gaussian or student-t").into()),
+        other => {
+            return Err(format!("--likelihood {other}: expected gaussian or student-t").into())
+        }
     };
     if a.optimizer.is_some() || a.iterations.is_some() || a.lr.is_some() {
         uses("--optimizer/--iterations/--lr", &approximate)?;
@@ -152,10 +159,18 @@ fn approx_options(a: &ModelArgs, model: ModelKind) -> Result<ApproxOptions, CliE
             }
             Some(Optimizer::lbfgs(it.unwrap_or(500)))
         }
-        (Some("adam"), it) => Some(Optimizer::adam_early_stopping(it.unwrap_or(2000), lr, 50, 1e-5)),
-        (None, it) if model == ModelKind::Svgp => {
-            Some(Optimizer::adam_early_stopping(it.unwrap_or(2000), lr, 50, 1e-5))
-        }
+        (Some("adam"), it) => Some(Optimizer::adam_early_stopping(
+            it.unwrap_or(2000),
+            lr,
+            50,
+            1e-5,
+        )),
+        (None, it) if model == ModelKind::Svgp => Some(Optimizer::adam_early_stopping(
+            it.unwrap_or(2000),
+            lr,
+            50,
+            1e-5,
+        )),
         (None, it) => {
             if a.lr.is_some() {
                 return Err("--lr applies to --optimizer adam".into());

@@ -391,7 +391,11 @@ fn approx_output_from(o: OutputRecord, d: usize, kind: ApproxKind) -> Result<Out
                 "{what}: training target {i} is not finite"
             )));
         }
-        Some(matrix_from(&o.x_train, d, &format!("{what}: training input"))?)
+        Some(matrix_from(
+            &o.x_train,
+            d,
+            &format!("{what}: training input"),
+        )?)
     };
     let kernel = Kernel::parse(&o.kernel)?;
     kernel.validate(d)?;

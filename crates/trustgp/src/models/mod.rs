@@ -18,8 +18,8 @@
 //! * [`training`] — the optimisation loop shared by the approximate models.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 
-pub mod computation_aware;
 pub mod approximate;
+pub mod computation_aware;
 pub mod conjugate;
 mod evidence;
 pub mod exact;

@@ -48,8 +48,8 @@ pub struct ApproxOptions {
     /// SVGP minibatch size.
     pub batch_size: Option<usize>,
     /// RCSVGP and RCaGP: train every hyperparameter from the user's start, the noise variance
-    /// included, with β = 1 (the RCaGP paper), instead of trustgp's default of fixing the noise
-    /// at an exact RCGP's estimate (see [`robust_start`]).
+    /// and the mean included, with β = 1 (the RCaGP paper), instead of trustgp's default of
+    /// fixing both at an exact RCGP's estimate (see [`robust_start`]).
     pub free_noise: bool,
 }
 
@@ -100,12 +100,12 @@ impl ApproxModel {
         check_kernel(&kernel)?;
         let n = y.len();
         let robust = matches!(kind, ApproxKind::Rcsvgp | ApproxKind::Rcagp);
-        // (kernel, noise, β, learn the noise)
-        let (kernel, noise, beta, learn_noise) = if robust && !opts.free_noise {
+        // (kernel, mean, noise, β, learn the noise and the mean)
+        let (kernel, mean, noise, beta, learn) = if robust && !opts.free_noise {
             let (k, s2) = robust_start(x, y, &kernel, &mean, noise, epsilon, seed)?;
-            (k, s2, (s2 / 2.0).sqrt(), false)
+            (k, mean, s2, (s2 / 2.0).sqrt(), false)
         } else {
-            (kernel, noise, 1.0, true)
+            (kernel, mean, noise, 1.0, true)
         };
         match kind {
             ApproxKind::Sgpr | ApproxKind::Rcsvgp => {
@@ -117,7 +117,8 @@ impl ApproxModel {
                     },
                     epsilon,
                     beta,
-                    learn_noise,
+                    learn_noise: learn,
+                    learn_mean: learn,
                     seed,
                     ..SparseConfig::default()
                 };
@@ -139,9 +140,19 @@ impl ApproxModel {
                 };
                 cfg.inducing = opts.inducing.unwrap_or(cfg.inducing).min(n);
                 cfg.batch_size = opts.batch_size.unwrap_or(cfg.batch_size).min(n);
-                cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
+                cfg.optimizer = match &opts.optimizer {
+                    Some(o) => o.clone(),
+                    // Data that fit in one batch make the ELBO deterministic: L-BFGS needs a
+                    // few hundred evaluations where Adam needs thousands of steps.
+                    None if cfg.batch_size == n => Optimizer::lbfgs(500),
+                    None => cfg.optimizer,
+                };
+                if matches!(cfg.optimizer, Optimizer::Lbfgs(_)) {
+                    cfg.natural_gradients = false;
+                }
                 let g = Svgp::fit(x, y, kernel, mean, noise, &cfg, observe)?;
-                let elbo = g.report().map_or(f64::NAN, |r| r.objective);
+                // The optimiser's last value is a minibatch estimate; report the full ELBO.
+                let elbo = g.elbo(x, y)?;
                 Ok(ApproxModel::Svgp(g, elbo))
             }
             ApproxKind::Cagp | ApproxKind::Rcagp => {
@@ -155,7 +166,8 @@ impl ApproxModel {
                     robust: kind == ApproxKind::Rcagp,
                     epsilon,
                     beta,
-                    learn_noise,
+                    learn_noise: learn,
+                    learn_mean: learn,
                     seed,
                     ..CaConfig::default()
                 };

@@ -48,8 +48,14 @@ impl Layout {
         v
     }
 
-    /// Bounds of the flat vector; a fixed noise is a box of zero width at its value.
-    fn bounds(&self, kernel: &Kernel, kind: SparseKind, fixed_noise: Option<f64>) -> Vec<(f64, f64)> {
+    /// Bounds of the flat vector; a fixed noise or mean is a box of zero width at its value.
+    fn bounds(
+        &self,
+        kernel: &Kernel,
+        kind: SparseKind,
+        fixed_noise: Option<f64>,
+        fixed_mean: Option<&Mean>,
+    ) -> Vec<(f64, f64)> {
         let floor = match kind {
             SparseKind::Sgpr => NOISE_BOUNDS.0,
             SparseKind::Rcsvgp => RCSVGP_NOISE_FLOOR,
@@ -60,7 +66,10 @@ impl Layout {
             Some(v) => (v.ln(), v.ln()),
             None => (floor.ln(), NOISE_BOUNDS.1.ln()),
         });
-        b.extend(std::iter::repeat_n(free, self.n_mean));
+        match fixed_mean {
+            Some(m) => b.extend(m.params().into_iter().map(|v| (v, v))),
+            None => b.extend(std::iter::repeat_n(free, self.n_mean)),
+        }
         if self.learn_z {
             b.extend(std::iter::repeat_n(free, self.z_shape.0 * self.z_shape.1));
         }
@@ -165,7 +174,8 @@ impl SparseGp {
         };
         let v0 = layout.pack(&kernel, noise, &mean, z0.as_ref());
         let fixed_noise = (!config.learn_noise).then_some(noise);
-        let bounds = layout.bounds(&kernel, config.kind, fixed_noise);
+        let fixed_mean = (!config.learn_mean).then_some(&mean);
+        let bounds = layout.bounds(&kernel, config.kind, fixed_noise, fixed_mean);
         let (best, report) = maximize(objective, &v0, &bounds, &config.optimizer, observe)?;
         let (k, s, mu, z) = layout.unpack(&best, &kernel, &mean, &z0)?;
         let mut gp = SparseGp::build(

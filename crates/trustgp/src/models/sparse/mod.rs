@@ -64,6 +64,8 @@ pub struct SparseConfig {
     pub beta: f64,
     /// Optimise the noise variance (otherwise it stays at its initial value).
     pub learn_noise: bool,
+    /// Optimise the mean's parameters (otherwise they stay at their initial values).
+    pub learn_mean: bool,
     /// The optimiser (L-BFGS suits the deterministic bound).
     pub optimizer: Optimizer,
     /// Seed of the inducing-input initialisation.
@@ -81,6 +83,7 @@ impl Default for SparseConfig {
             epsilon: 0.2,
             beta: 1.0,
             learn_noise: true,
+            learn_mean: true,
             optimizer: Optimizer::lbfgs(500),
             seed: 0,
         }
