@@ -11,7 +11,7 @@ use crate::means::Mean;
 use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::training::maximize;
 use crate::models::ModelError;
-use crate::robust::C_FLOOR;
+use crate::robust::{soft_threshold, C_FLOOR};
 
 /// The noise floor of RCSVGP (spec §2.0); SGPR uses the library's [`NOISE_BOUNDS`].
 const RCSVGP_NOISE_FLOOR: f64 = 1e-4;
@@ -142,7 +142,7 @@ impl SparseGp {
         check_model(x.ncols(), &kernel, &mean, noise)?;
 
         let prior = mean.eval(x);
-        let c = soft_threshold(y, &prior, config.epsilon);
+        let c = threshold(y, &prior, config.epsilon);
         let m = config.inducing.min(x.nrows());
         let z0 = config.init.select(x, m, config.seed)?;
         let weight = WeightSettings {
@@ -195,16 +195,13 @@ impl SparseGp {
     }
 }
 
-/// The soft threshold: the `(1 − ε)` quantile of `|y − m(x)|` with linear interpolation
-/// (spec §2.1 and §6.13), floored at [`C_FLOOR`].
-fn soft_threshold(y: &[f64], prior: &[f64], epsilon: f64) -> f64 {
-    let mut r: Vec<f64> = y.iter().zip(prior).map(|(y, m)| (y - m).abs()).collect();
-    r.sort_by(f64::total_cmp);
-    let pos = (1.0 - epsilon) * (r.len() - 1) as f64;
-    let lo = pos.floor() as usize;
-    let hi = (lo + 1).min(r.len() - 1);
-    let c = r[lo] + (pos - lo as f64) * (r[hi] - r[lo]);
-    c.max(C_FLOOR)
+/// The soft threshold: the `(1 − ε)` order statistic of `|y − m(x)|`, as for RCGP and RCaGP
+/// in this library (not the spec's interpolated quantile, which lets `c` move with an outlier
+/// sitting next to the quantile), floored at [`C_FLOOR`].
+fn threshold(y: &[f64], prior: &[f64], epsilon: f64) -> f64 {
+    let r: Vec<f64> = y.iter().zip(prior).map(|(y, m)| y - m).collect();
+    // ε ∈ (0, 1) and y non-empty are checked by the caller; C_FLOOR is the floor either way.
+    soft_threshold(&r, epsilon).map_or(C_FLOOR, |(c, _)| c)
 }
 
 /// Training data: at least one row, as many targets as rows, everything finite.
