@@ -19,6 +19,7 @@
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 
 pub mod approximate;
+mod checks;
 pub mod computation_aware;
 pub mod conjugate;
 mod evidence;

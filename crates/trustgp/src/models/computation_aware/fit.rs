@@ -9,6 +9,7 @@ use super::elbo::{forward, gradient, Gradient, State};
 use super::likelihood::Weighting;
 use super::{CaConfig, CaGp};
 use crate::kernels::Kernel;
+use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::training::maximize;
 use crate::models::ModelError;
@@ -16,41 +17,6 @@ use crate::robust::soft_threshold;
 
 /// Lower bound of the noise variance during training (spec §2.0).
 pub(crate) const NOISE_FLOOR: f64 = 1e-4;
-
-/// Rejects empty, mismatched or non-finite data.
-pub(crate) fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
-    if x.nrows() == 0 || x.ncols() == 0 {
-        return Err(ModelError::Invalid(format!(
-            "need at least one training row and column, got {}×{}",
-            x.nrows(),
-            x.ncols()
-        )));
-    }
-    if y.len() != x.nrows() {
-        return Err(ModelError::Invalid(format!(
-            "x has {} rows but y has {} entries",
-            x.nrows(),
-            y.len()
-        )));
-    }
-    for j in 0..x.ncols() {
-        for r in 0..x.nrows() {
-            if !x[(r, j)].is_finite() {
-                return Err(ModelError::Invalid(format!(
-                    "x[{r}, {j}] is not finite ({})",
-                    x[(r, j)]
-                )));
-            }
-        }
-    }
-    if let Some(j) = y.iter().position(|v| !v.is_finite()) {
-        return Err(ModelError::Invalid(format!(
-            "y[{j}] is not finite ({})",
-            y[j]
-        )));
-    }
-    Ok(())
-}
 
 /// Rejects kernels that do not fit `x` and white-noise terms: the noise is `σ²` (through `D`),
 /// and a white term would need row identity in the streamed `k(X, X_b)` blocks.
@@ -171,7 +137,7 @@ impl CaGp {
         config: &CaConfig,
         observe: &mut dyn FnMut(usize, f64),
     ) -> Result<CaGp, ModelError> {
-        check_data(x, y)?;
+        check_training_data(x, y)?;
         check_kernel(&kernel, x)?;
         check_positive("noise variance", noise)?;
         check_positive("beta", config.beta)?;

@@ -40,6 +40,7 @@ use faer::{Mat, MatRef};
 use self::actions::BlockActions;
 use self::elbo::{forward, State};
 use self::likelihood::{PseudoLikelihood, Weighting};
+use super::checks::check_training_data;
 use super::training::{Optimizer, TrainReport};
 use super::ModelError;
 use crate::kernels::Kernel;
@@ -121,7 +122,7 @@ impl CaGp {
         beta: f64,
         robust: bool,
     ) -> Result<CaGp, ModelError> {
-        fit::check_data(x.as_ref(), &y)?;
+        check_training_data(x.as_ref(), &y)?;
         fit::check_kernel(&kernel, x.as_ref())?;
         fit::check_positive("noise variance", noise)?;
         fit::check_positive("soft threshold c", c)?;

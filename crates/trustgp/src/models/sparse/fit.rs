@@ -8,6 +8,7 @@ use super::likelihood::WeightSettings;
 use super::{Problem, SparseConfig, SparseGp, SparseKind, KUU_JITTER};
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::training::maximize;
 use crate::models::ModelError;
@@ -124,7 +125,7 @@ impl SparseGp {
         config: &SparseConfig,
         observe: &mut dyn FnMut(usize, f64),
     ) -> Result<SparseGp, ModelError> {
-        check_data(x, y)?;
+        check_training_data(x, y)?;
         if config.inducing == 0 {
             return Err(ModelError::Invalid(
                 "the number of inducing inputs must be at least 1".into(),
@@ -202,54 +203,6 @@ fn threshold(y: &[f64], prior: &[f64], epsilon: f64) -> f64 {
     let r: Vec<f64> = y.iter().zip(prior).map(|(y, m)| y - m).collect();
     // ε ∈ (0, 1) and y non-empty are checked by the caller; C_FLOOR is the floor either way.
     soft_threshold(&r, epsilon).map_or(C_FLOOR, |(c, _)| c)
-}
-
-/// Training data: at least one row, as many targets as rows, everything finite.
-pub(super) fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
-    if x.nrows() == 0 || x.ncols() == 0 {
-        return Err(ModelError::Invalid(format!(
-            "training inputs must have at least one row and one column, got {}×{}",
-            x.nrows(),
-            x.ncols()
-        )));
-    }
-    if x.nrows() != y.len() {
-        return Err(ModelError::Invalid(format!(
-            "{} input rows but {} targets",
-            x.nrows(),
-            y.len()
-        )));
-    }
-    check_matrix("training input", x, x.ncols())?;
-    if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-        return Err(ModelError::Invalid(format!(
-            "target of training row {i} is {} (expected a finite number)",
-            y[i]
-        )));
-    }
-    Ok(())
-}
-
-/// A matrix with at least one row, `d` columns and finite entries.
-pub(super) fn check_matrix(what: &str, a: MatRef<'_, f64>, d: usize) -> Result<(), ModelError> {
-    if a.nrows() == 0 || a.ncols() != d {
-        return Err(ModelError::Invalid(format!(
-            "{what}s must form a matrix with at least one row and {d} columns, got {}×{}",
-            a.nrows(),
-            a.ncols()
-        )));
-    }
-    for c in 0..d {
-        for r in 0..a.nrows() {
-            if !a[(r, c)].is_finite() {
-                return Err(ModelError::Invalid(format!(
-                    "{what} row {r}, column {c} is {} (expected a finite number)",
-                    a[(r, c)]
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The kernel is initialised and fits `d` inputs, the mean fits them, the noise is positive.

@@ -27,6 +27,7 @@ use faer::{Mat, MatRef};
 
 use self::collapsed::{collapsed_bound, Factors, Wanted};
 use self::likelihood::WeightSettings;
+use super::checks::{check_matrix, check_training_data};
 use super::conjugate::Marginals;
 use super::inducing::InducingInit;
 use super::training::{Optimizer, TrainReport};
@@ -194,11 +195,11 @@ impl SparseGp {
         beta: f64,
         jitter: f64,
     ) -> Result<SparseGp, ModelError> {
-        fit::check_data(x.as_ref(), &y)?;
+        check_training_data(x.as_ref(), &y)?;
         fit::check_model(x.ncols(), &kernel, &mean, noise)?;
         fit::check_positive("soft threshold c", c)?;
         fit::check_positive("weight scale beta", beta)?;
-        fit::check_matrix("inducing input", z.as_ref(), x.ncols())?;
+        check_matrix("inducing input", z.as_ref(), x.ncols())?;
         let weight = WeightSettings { c, beta };
         let problem = Problem {
             kind,

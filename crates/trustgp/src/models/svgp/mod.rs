@@ -47,7 +47,8 @@ mod train;
 use faer::{Mat, MatRef};
 
 use self::elbo::{evaluate, kl, Need, Rows};
-use self::state::{check_finite, State, Whitened, CHUNK};
+use self::state::{State, Whitened, CHUNK};
+use super::checks::check_training_data;
 use super::conjugate::Marginals;
 use super::inducing::InducingInit;
 use super::training::{Optimizer, TrainReport};
@@ -116,29 +117,6 @@ pub struct Svgp {
     report: Option<TrainReport>,
 }
 
-/// Checks training inputs and targets: non-empty, matching lengths, finite.
-fn check_data(x: MatRef<'_, f64>, y: &[f64]) -> Result<(), ModelError> {
-    if x.nrows() == 0 || x.ncols() == 0 {
-        return Err(ModelError::Invalid(format!(
-            "the SVGP needs at least one row and one input column, got {}×{}",
-            x.nrows(),
-            x.ncols()
-        )));
-    }
-    if x.nrows() != y.len() {
-        return Err(ModelError::Invalid(format!(
-            "{} input rows but {} targets",
-            x.nrows(),
-            y.len()
-        )));
-    }
-    check_finite("training inputs", x)?;
-    check_finite(
-        "training targets",
-        MatRef::from_column_major_slice(y, y.len(), 1),
-    )
-}
-
 impl Svgp {
     /// Fits an SVGP to inputs `x` (n×d) and targets `y`, starting from `kernel` (initialised
     /// from the data if it has data-driven defaults), `mean`, and `noise` (the initial σ², or
@@ -158,7 +136,7 @@ impl Svgp {
         config: &SvgpConfig,
         observe: &mut dyn FnMut(usize, f64),
     ) -> Result<Svgp, ModelError> {
-        check_data(x, y)?;
+        check_training_data(x, y)?;
         if config.batch_size == 0 {
             return Err(ModelError::Invalid(
                 "the minibatch size must be at least 1".into(),
@@ -305,7 +283,7 @@ impl Svgp {
     }
 
     fn elbo_over(&self, x: MatRef<'_, f64>, y: &[f64], rows: Rows<'_>) -> Result<f64, ModelError> {
-        check_data(x, y)?;
+        check_training_data(x, y)?;
         self.check_width(x)?;
         Ok(evaluate(&self.state, &self.whitened, x, y, rows, Need::Value)?.value)
     }

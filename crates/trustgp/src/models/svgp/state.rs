@@ -101,7 +101,7 @@ impl State {
 }
 
 /// An error naming the first non-finite entry of `a`, if any.
-pub(super) fn check_finite(what: &str, a: MatRef<'_, f64>) -> Result<(), ModelError> {
+fn check_finite(what: &str, a: MatRef<'_, f64>) -> Result<(), ModelError> {
     for j in 0..a.ncols() {
         if let Some(i) = (0..a.nrows()).find(|&i| !a[(i, j)].is_finite()) {
             return Err(ModelError::Invalid(format!(

@@ -170,10 +170,10 @@ fn bad_inputs_are_errors() {
     let ok = config(true, 3);
     let mut bad_x = x.clone();
     bad_x[(3, 1)] = f64::NAN;
-    assert!(invalid(fit(&bad_x, &y, kernel(), 0.1, ok.clone())).contains("x[3, 1]"));
+    assert!(invalid(fit(&bad_x, &y, kernel(), 0.1, ok.clone())).contains("row 3, column 1"));
     let mut bad_y = y.clone();
     bad_y[2] = f64::INFINITY;
-    assert!(invalid(fit(&x, &bad_y, kernel(), 0.1, ok.clone())).contains("y[2]"));
+    assert!(invalid(fit(&x, &bad_y, kernel(), 0.1, ok.clone())).contains("training row 2"));
     assert!(invalid(fit(&x, &y[..11], kernel(), 0.1, ok.clone())).contains("11"));
     for a in [0, 13] {
         assert!(invalid(fit(&x, &y, kernel(), 0.1, config(true, a))).contains("actions"));

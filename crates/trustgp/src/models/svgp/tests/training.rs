@@ -156,10 +156,10 @@ fn bad_inputs_are_errors() {
     };
     let mut bad_x = x.clone();
     bad_x[(3, 1)] = f64::NAN;
-    invalid(run(&bad_x, &y, 0.1, &c), "non-finite");
+    invalid(run(&bad_x, &y, 0.1, &c), "row 3, column 1");
     let mut bad_y = y.clone();
     bad_y[2] = f64::INFINITY;
-    invalid(run(&x, &bad_y, 0.1, &c), "non-finite");
+    invalid(run(&x, &bad_y, 0.1, &c), "training row 2");
     invalid(run(&x, &y[..29], 0.1, &c), "targets");
     invalid(run(&x, &y, 0.0, &c), "noise");
     invalid(
