@@ -140,41 +140,64 @@ impl Acc {
     }
 }
 
-/// Returns (Σ_ab W_ab K_ab, Σ_ab W_ab ∂K_ab/∂log θ for each non-variance θ),
-/// reading only the lower triangle of the symmetric `w`. Off-diagonal pairs are
-/// visited once and weighted twice, because both W and ∂K are symmetric.
-pub(crate) fn contract<K: PairKernel>(k: &K, p: &Prepared, w: MatRef<'_, f64>) -> (f64, Vec<f64>) {
-    // A strided view would make every W read a gather; copy it once instead.
-    let owned;
-    let w = if w.row_stride() == 1 {
-        w
+/// Runs `f` on `w` with unit row stride: a strided view would make every read of W a gather,
+/// so it is copied once instead.
+fn with_contiguous<R>(w: MatRef<'_, f64>, f: impl FnOnce(MatRef<'_, f64>) -> R) -> R {
+    if w.row_stride() == 1 {
+        f(w)
     } else {
-        owned = w.to_owned();
-        owned.as_ref()
-    };
-    let n = p.n;
-    let column = |mut acc: Acc, b: usize| {
-        let wcol = w
-            .col(b)
-            .try_as_col_major()
-            .expect("unit row stride")
-            .as_slice();
-        acc.w.clear();
-        acc.w.extend(wcol[b..].iter().map(|v| 2.0 * v));
-        acc.w[0] = wcol[b];
-        acc.wk += k.contract_against(p, b, p.row(b), &acc.w, &mut acc.scratch, &mut acc.g);
-        acc
-    };
-    let ns = k.n_shape();
-    let acc = if n * (n + 1) / 2 >= PAR_MIN_PAIRS {
+        let owned = w.to_owned();
+        f(owned.as_ref())
+    }
+}
+
+/// Column `b` of a matrix with unit row stride, as a slice.
+fn column_slice<'a>(w: MatRef<'a, f64>, b: usize) -> &'a [f64] {
+    w.col(b)
+        .try_as_col_major()
+        .expect("unit row stride")
+        .as_slice()
+}
+
+/// Folds `column(acc, b)` over the columns `0..n` into one accumulator of `ns` shape
+/// parameters, in parallel when `large`.
+fn fold_columns(
+    n: usize,
+    large: bool,
+    ns: usize,
+    column: impl Fn(Acc, usize) -> Acc + Send + Sync,
+) -> (f64, Vec<f64>) {
+    let acc = if large {
         (0..n)
             .into_par_iter()
-            .fold(|| Acc::zero(ns), column)
+            .fold(|| Acc::zero(ns), &column)
             .reduce(|| Acc::zero(ns), Acc::merge)
     } else {
         (0..n).fold(Acc::zero(ns), column)
     };
     (acc.wk, acc.g)
+}
+
+/// Returns (Σ_ab W_ab K_ab, Σ_ab W_ab ∂K_ab/∂log θ for each non-variance θ),
+/// reading only the lower triangle of the symmetric `w`. Off-diagonal pairs are
+/// visited once and weighted twice, because both W and ∂K are symmetric.
+pub(crate) fn contract<K: PairKernel>(k: &K, p: &Prepared, w: MatRef<'_, f64>) -> (f64, Vec<f64>) {
+    with_contiguous(w, |w| {
+        let column = |mut acc: Acc, b: usize| {
+            let wcol = column_slice(w, b);
+            acc.w.clear();
+            acc.w.extend(wcol[b..].iter().map(|v| 2.0 * v));
+            acc.w[0] = wcol[b];
+            acc.wk += k.contract_against(p, b, p.row(b), &acc.w, &mut acc.scratch, &mut acc.g);
+            acc
+        };
+        fold_columns(
+            p.n,
+            p.n * (p.n + 1) / 2 >= PAR_MIN_PAIRS,
+            k.n_shape(),
+            column,
+        )
+    })
 }
 
 /// Returns (Σ_ab W_ab k(x1_a, x2_b), Σ_ab W_ab ∂k(x1_a, x2_b)/∂log θ for each non-variance θ)
@@ -185,32 +208,14 @@ pub(crate) fn contract_cross<K: PairKernel>(
     p2: &Prepared,
     w: MatRef<'_, f64>,
 ) -> (f64, Vec<f64>) {
-    let owned;
-    let w = if w.row_stride() == 1 {
-        w
-    } else {
-        owned = w.to_owned();
-        owned.as_ref()
-    };
-    let column = |mut acc: Acc, b: usize| {
-        let wcol = w
-            .col(b)
-            .try_as_col_major()
-            .expect("unit row stride")
-            .as_slice();
-        acc.wk += k.contract_against(p1, 0, p2.row(b), wcol, &mut acc.scratch, &mut acc.g);
-        acc
-    };
-    let ns = k.n_shape();
-    let acc = if p1.n * p2.n >= PAR_MIN_PAIRS {
-        (0..p2.n)
-            .into_par_iter()
-            .fold(|| Acc::zero(ns), column)
-            .reduce(|| Acc::zero(ns), Acc::merge)
-    } else {
-        (0..p2.n).fold(Acc::zero(ns), column)
-    };
-    (acc.wk, acc.g)
+    with_contiguous(w, |w| {
+        let column = |mut acc: Acc, b: usize| {
+            let wcol = column_slice(w, b);
+            acc.wk += k.contract_against(p1, 0, p2.row(b), wcol, &mut acc.scratch, &mut acc.g);
+            acc
+        };
+        fold_columns(p2.n, p1.n * p2.n >= PAR_MIN_PAIRS, k.n_shape(), column)
+    })
 }
 
 /// Returns (Σ_a w_a k(x_a, x_a), Σ_a w_a ∂k(x_a, x_a)/∂log θ for each non-variance θ).
