@@ -86,6 +86,10 @@ pub struct ModelArgs {
     /// cagp, rcagp: number of actions (default 25, at most the rows).
     #[arg(long)]
     pub actions: Option<usize>,
+    /// cagp, rcagp: blocks (sparse block actions, trained; default) or inducing (dense actions
+    /// k(X, Z) at fixed k-means centres Z).
+    #[arg(long)]
+    pub action_kind: Option<String>,
     /// svgp: likelihood, gaussian or student-t.
     #[arg(long, default_value = "gaussian")]
     pub likelihood: String,

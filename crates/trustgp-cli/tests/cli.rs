@@ -537,6 +537,33 @@ fn approximate_models_end_to_end() {
     let text = stdout(&o);
     assert!(text.starts_with("mean_residuary_resistance,std_residuary_resistance"));
     assert_eq!(text.lines().count(), 309);
+
+    // RCaGP with dense inducing-point actions: fit, summary, model file, predict.
+    let out = dir.join("rcagp.json").display().to_string();
+    let o = trustgp(&[
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "residuary_resistance",
+        "--model",
+        "rcagp",
+        "--action-kind",
+        "inducing",
+        "--actions",
+        "12",
+        "--iterations",
+        "20",
+        "--out",
+        &out,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["per_output"][0]["actions"], 12);
+    assert_eq!(v["per_output"][0]["action_kind"], "inducing");
+    let o = trustgp(&["predict", "--model", &out, "--data", &data]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 309);
 }
 
 #[test]
@@ -594,5 +621,13 @@ fn approximate_model_options_fail_cleanly() {
     assert_fails(
         &fit(&["--model", "rcagp", "--epsilon", "1.5"]),
         &["epsilon"],
+    );
+    assert_fails(
+        &fit(&["--model", "sgpr", "--action-kind", "inducing"]),
+        &["--action-kind", "sgpr"],
+    );
+    assert_fails(
+        &fit(&["--model", "cagp", "--action-kind", "dense"]),
+        &["--action-kind dense", "blocks or inducing"],
     );
 }

@@ -199,6 +199,7 @@ fn robust_and_multi_output_models_round_trip_bit_for_bit() {
 #[test]
 fn approximate_models_round_trip_bit_for_bit() {
     use trustgp::models::approximate::ApproxOptions;
+    use trustgp::models::computation_aware::ActionKind;
     use trustgp::models::training::Optimizer;
     let quick = |c: &mut RegressorConfig| {
         c.approx = ApproxOptions {
@@ -221,6 +222,11 @@ fn approximate_models_round_trip_bit_for_bit() {
             c.kernel = Some("const * matern52".into());
         }));
     }
+    models.push(fitted_as(ModelKind::Rcagp, |c| {
+        quick(c);
+        c.kernel = Some("const * matern52".into());
+        c.approx.action_kind = ActionKind::Inducing;
+    }));
     models.push(fitted_as(ModelKind::Svgp, |c| {
         quick(c);
         c.kernel = Some("const * se".into());

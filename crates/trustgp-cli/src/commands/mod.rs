@@ -8,6 +8,7 @@ pub mod predict;
 use serde_json::{json, Value};
 use trustgp::data::{read_csv, Dataset};
 use trustgp::models::approximate::{ApproxModel, ApproxOptions};
+use trustgp::models::computation_aware::{ActionKind, Actions};
 use trustgp::models::exact::FitOptions;
 use trustgp::models::multi_output::MultiOutputModel;
 use trustgp::models::regressor::{Fitted, ModelKind, Regressor, RegressorConfig, SingleOutput};
@@ -119,6 +120,21 @@ fn approx_options(a: &ModelArgs, model: ModelKind) -> Result<ApproxOptions, CliE
     if a.actions.is_some() {
         uses("--actions", &ca)?;
     }
+    let action_kind = match a.action_kind.as_deref() {
+        None => ActionKind::Blocks,
+        Some(kind) => {
+            uses("--action-kind", &ca)?;
+            match kind {
+                "blocks" => ActionKind::Blocks,
+                "inducing" => ActionKind::Inducing,
+                other => {
+                    return Err(
+                        format!("--action-kind {other}: expected blocks or inducing").into(),
+                    )
+                }
+            }
+        }
+    };
     if a.batch_size.is_some() {
         uses("--batch-size", &[ModelKind::Svgp])?;
     }
@@ -184,6 +200,7 @@ fn approx_options(a: &ModelArgs, model: ModelKind) -> Result<ApproxOptions, CliE
     Ok(ApproxOptions {
         inducing: a.inducing,
         actions: a.actions,
+        action_kind,
         student_t,
         optimizer,
         batch_size: a.batch_size,
@@ -300,7 +317,14 @@ fn approx_summary(g: &ApproxModel, eps: f64, v: &mut Value) {
             v["inducing"] = s.inducing().nrows().into();
             v["likelihood"] = s.likelihood().0.name().into();
         }
-        ApproxModel::Ca(c) => v["actions"] = c.actions().len().into(),
+        ApproxModel::Ca(c) => {
+            v["actions"] = c.action_count().into();
+            v["action_kind"] = match c.actions() {
+                Actions::Blocks(_) => "blocks",
+                Actions::Inducing(_) => "inducing",
+            }
+            .into();
+        }
     }
     if let Some(r) = g.report() {
         v["training"] = json!({"iterations": r.iterations, "evaluations": r.evaluations,

@@ -1,6 +1,6 @@
 //! Gaussian-process models.
 //!
-//! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block actions.
+//! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block or inducing-point actions.
 //! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
 //! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.

@@ -7,7 +7,7 @@ mod robust_start;
 
 use faer::{Mat, MatRef};
 
-use super::computation_aware::{CaConfig, CaGp};
+use super::computation_aware::{ActionKind, CaConfig, CaGp};
 use super::conjugate::Marginals;
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
@@ -41,6 +41,8 @@ pub struct ApproxOptions {
     pub inducing: Option<usize>,
     /// Actions (cagp, rcagp).
     pub actions: Option<usize>,
+    /// Block or inducing-point actions (cagp, rcagp).
+    pub action_kind: ActionKind,
     /// SVGP with a Student-t likelihood instead of the Gaussian.
     pub student_t: bool,
     /// The optimiser (default: L-BFGS for the deterministic objectives, Adam for SVGP).
@@ -169,6 +171,7 @@ impl ApproxModel {
                     learn_noise: learn,
                     learn_mean: learn,
                     seed,
+                    action_kind: opts.action_kind,
                     ..CaConfig::default()
                 };
                 cfg.actions = opts.actions.unwrap_or(cfg.actions).min(n);

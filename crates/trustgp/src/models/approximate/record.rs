@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{ApproxKind, ApproxModel};
 use crate::kernels::Kernel;
 use crate::means::Mean;
-use crate::models::computation_aware::CaGp;
+use crate::models::computation_aware::{Actions, CaGp};
 use crate::models::sparse::{SparseGp, SparseKind};
 use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
@@ -15,10 +15,11 @@ use crate::models::ModelError;
 /// The parameters of an approximate model beyond kernel, noise and mean.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct ApproxRecord {
-    /// Inducing inputs, one row each (sgpr, svgp, rcsvgp).
+    /// Inducing inputs, one row each (sgpr, svgp, rcsvgp; cagp and rcagp with inducing-point
+    /// actions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inducing: Option<Vec<Vec<f64>>>,
-    /// The action entries θ_b of each block (cagp, rcagp).
+    /// The action entries θ_b of each block (cagp, rcagp with block actions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<Vec<f64>>>,
     /// Soft threshold c of the IMQ weight (stored for every model that has one).
@@ -84,7 +85,14 @@ impl ApproxRecord {
                 ..ApproxRecord::default()
             },
             ApproxModel::Ca(g) => ApproxRecord {
-                actions: Some(g.actions().to_vec()),
+                actions: match g.actions() {
+                    Actions::Blocks(theta) => Some(theta),
+                    Actions::Inducing(_) => None,
+                },
+                inducing: match g.actions() {
+                    Actions::Inducing(z) => Some(rows(z.as_ref())),
+                    Actions::Blocks(_) => None,
+                },
                 threshold: Some(g.threshold()),
                 beta: Some(g.beta()),
                 ..ApproxRecord::default()
@@ -161,7 +169,16 @@ impl ApproxRecord {
                     kernel,
                     noise,
                     c,
-                    required(self.actions, kind, "actions")?,
+                    match (self.actions, self.inducing) {
+                        (Some(theta), None) => Actions::Blocks(theta),
+                        (None, Some(z)) => Actions::Inducing(matrix(&z, d, "inducing")?),
+                        (Some(_), Some(_)) => {
+                            return Err(ModelError::Invalid(format!(
+                                "{kind:?} model: both 'actions' and 'inducing' are given"
+                            )))
+                        }
+                        (None, None) => required(None, kind, "actions (or inducing)")?,
+                    },
                     required(self.threshold, kind, "threshold")?,
                     required(self.beta, kind, "beta")?,
                     kind == ApproxKind::Rcagp,

@@ -109,22 +109,6 @@ impl BlockActions {
         }
     }
 
-    /// `Sᵀ v` (length i).
-    pub(crate) fn project(&self, v: &[f64]) -> Vec<f64> {
-        (0..self.count())
-            .map(|b| dot(&self.theta[b], &v[self.range(b)]))
-            .collect()
-    }
-
-    /// `S a` (length n).
-    pub(crate) fn expand(&self, a: &[f64]) -> Vec<f64> {
-        let mut out = Vec::with_capacity(self.starts[self.count()]);
-        for (t, &ab) in self.theta.iter().zip(a) {
-            out.extend(t.iter().map(|v| v * ab));
-        }
-        out
-    }
-
     /// `log T_bb = log Σ_{j∈B_b} θ_bj² D_j` by log-sum-exp over `2 log|θ| + log D` (D can be
     /// astronomically large for gross outliers), floored at `log T_FLOOR`. Also says which
     /// blocks hit the floor (their `T` is then a constant).

@@ -1,14 +1,17 @@
 //! The RCaGP/CaGP ELBO (Algorithm E, spec §3.1) and its analytic gradient (adjoints of §2.6).
 //!
-//! The kernel matrix is streamed: `B = KS` is built block column by block column from
-//! `k(X, X_b)` (n×k_b), and on the way back `K̄ = B̄Sᵀ + S M̄ Sᵀ − ½ diag P` is contracted
-//! with `∂K/∂log θ` one block column at a time. Because `S` has a single non-zero vector per
-//! column, `K̄` restricted to the columns of block `b` is the rank-one `(B̄ + S M̄)_{:,b} θ_bᵀ`.
-//! Memory is `O(n·i + n·k)`, never `O(n²)`.
+//! The kernel matrix is streamed over [`Chunk`]s of training rows: `B = KS` is accumulated from
+//! `k(X, X_R) S_{R,C}`, and on the way back `K̄ = B̄Sᵀ + S M̄ Sᵀ − ½ diag P` is contracted with
+//! `∂K/∂log θ` one chunk of columns at a time, where it is the low-rank `(B̄ + S M̄)_{:,C}
+//! S_{R,C}ᵀ`. `S̄` is needed only where `S` can be non-zero (the block pattern, or everywhere
+//! for inducing-point actions, whose `S̄` then flows into the kernel through `S = k(X, Z)`).
+//! Memory is `O(n·i + n·chunk)`, never `O(n²)`.
 
-use faer::{Mat, MatRef};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef};
 
-use super::actions::{dot, BlockActions};
+use super::action_set::{ActionSet, Chunk, ProjectedNoise};
+use super::actions::dot;
 use super::likelihood::{PseudoLikelihood, Weighting};
 use crate::kernels::Kernel;
 use crate::linalg::{Cholesky, Parallelism};
@@ -23,8 +26,8 @@ pub(crate) struct State {
     pub noise: f64,
     /// Constant prior mean `m0`.
     pub mean: f64,
-    /// The block actions `Θ`.
-    pub actions: BlockActions,
+    /// The actions.
+    pub actions: ActionSet,
     /// Observation weighting (fixed during training).
     pub weighting: Weighting,
 }
@@ -34,12 +37,14 @@ pub(crate) struct State {
 pub(crate) struct Forward {
     /// The pseudo-likelihood quantities.
     pub lik: PseudoLikelihood,
+    /// The action matrix `S` (n×i).
+    pub s: Mat<f64>,
     /// `B = KS` (n×i).
     b: Mat<f64>,
     /// `M = SᵀKS` (i×i).
     m: Mat<f64>,
-    /// `(log T_bb, floored)`.
-    log_t: Vec<(f64, bool)>,
+    /// `T = SᵀDS`.
+    t: ProjectedNoise,
     /// Cholesky factor of `G = M + T`.
     pub chol: Cholesky,
     /// `a = G⁻¹ Sᵀ r`.
@@ -61,26 +66,24 @@ pub(crate) struct Gradient {
     pub log_noise: f64,
     /// With respect to `m0`.
     pub mean: f64,
-    /// With respect to Θ, flattened like [`BlockActions::flat`].
+    /// With respect to the trainable action entries, flattened like [`ActionSet::flat`].
     pub actions: Vec<f64>,
 }
 
-/// `k(X, X_b)`: the kernel columns of block `b`.
-fn block_columns(
-    kernel: &Kernel,
-    x: MatRef<'_, f64>,
-    actions: &BlockActions,
-    b: usize,
-) -> Mat<f64> {
-    let rows = actions.range(b);
-    kernel.cross(x, x.subrows(rows.start, rows.len()))
+/// `dst += lhs · rhs`.
+pub(crate) fn add_product(dst: faer::MatMut<'_, f64>, lhs: MatRef<'_, f64>, rhs: MatRef<'_, f64>) {
+    matmul(dst, Accum::Add, lhs, rhs, 1.0, faer::Par::Seq);
 }
 
-/// `K_b v` for an n×k_b block of columns.
-fn times(kb: &Mat<f64>, v: &[f64]) -> Vec<f64> {
-    (0..kb.nrows())
-        .map(|j| (0..kb.ncols()).map(|l| kb[(j, l)] * v[l]).sum())
-        .collect()
+/// `S_{R,C}`, the part of `S` on a chunk.
+pub(crate) fn on_chunk<'a>(s: &'a Mat<f64>, ch: &Chunk) -> MatRef<'a, f64> {
+    s.as_ref()
+        .submatrix(ch.rows.start, ch.cols.start, ch.rows.len(), ch.cols.len())
+}
+
+/// `k(X, X_R)`: the kernel columns of a chunk's rows.
+fn chunk_columns(kernel: &Kernel, x: MatRef<'_, f64>, ch: &Chunk) -> Mat<f64> {
+    kernel.cross(x, x.subrows(ch.rows.start, ch.rows.len()))
 }
 
 /// Algorithm E: the ELBO at `state` for inputs `x` and targets `y`.
@@ -89,26 +92,23 @@ pub(crate) fn forward(x: MatRef<'_, f64>, y: &[f64], state: &State) -> Result<Fo
     let acts = &state.actions;
     let i = acts.count();
     let lik = PseudoLikelihood::new(y, state.mean, state.noise, state.weighting);
+    let s = acts.matrix(&state.kernel, x);
     let mut b = Mat::<f64>::zeros(n, i);
-    for c in 0..i {
-        let col = times(&block_columns(&state.kernel, x, acts, c), acts.theta(c));
-        for (j, v) in col.into_iter().enumerate() {
-            b[(j, c)] = v;
-        }
+    for ch in acts.chunks(n) {
+        let kr = chunk_columns(&state.kernel, x, &ch);
+        add_product(
+            b.as_mut().subcols_mut(ch.cols.start, ch.cols.len()),
+            kr.as_ref(),
+            on_chunk(&s, &ch),
+        );
     }
     // M = SᵀB, symmetrised so that round-off cannot make G look indefinite to the factoriser.
-    let mut m = Mat::<f64>::from_fn(i, i, |r, c| {
-        let rows = acts.range(r);
-        let theta = acts.theta(r);
-        rows.enumerate().map(|(l, j)| theta[l] * b[(j, c)]).sum()
-    });
-    m = Mat::from_fn(i, i, |r, c| 0.5 * (m[(r, c)] + m[(c, r)]));
-    let log_t = acts.log_t(&lik.log_d);
-    let g = Mat::<f64>::from_fn(i, i, |r, c| {
-        m[(r, c)] + if r == c { log_t[r].0.exp() } else { 0.0 }
-    });
+    let m = s.transpose() * &b;
+    let m = Mat::<f64>::from_fn(i, i, |r, c| 0.5 * (m[(r, c)] + m[(c, r)]));
+    let t = acts.projected_noise(s.as_ref(), &lik.d, &lik.log_d)?;
+    let g = t.add_to(m.clone());
     let chol = Cholesky::factor(&g, "CaGP projected matrix SᵀK̃S", Parallelism::Sequential)?;
-    let a = chol.solve_vec(&acts.project(&lik.r));
+    let a = chol.solve_vec(&mat_vec(s.transpose(), &lik.r));
     let mut mu = vec![state.mean; n];
     for (c, &ac) in a.iter().enumerate() {
         for (j, mj) in mu.iter_mut().enumerate() {
@@ -127,14 +127,14 @@ pub(crate) fn forward(x: MatRef<'_, f64>, y: &[f64], state: &State) -> Result<Fo
         .flat_map(|r| (0..i).map(move |c| (r, c)))
         .map(|(r, c)| ginv[(r, c)] * m[(c, r)])
         .sum();
-    let sum_log_t: f64 = log_t.iter().map(|(lt, _)| lt).sum();
-    let kl = 0.5 * (dot(&a, &ma) + chol.log_det() - sum_log_t - tr_ginv_m);
+    let kl = 0.5 * (dot(&a, &ma) + chol.log_det() - t.log_det() - tr_ginv_m);
     let elbo = lik.expected(&mu, &kappa) - kl;
     Ok(Forward {
         lik,
+        s,
         b,
         m,
-        log_t,
+        t,
         chol,
         a,
         mu,
@@ -149,7 +149,7 @@ fn col(m: &Mat<f64>, c: usize) -> Vec<f64> {
 }
 
 /// `A v`.
-fn mat_vec(a: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
+pub(crate) fn mat_vec(a: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
     (0..a.nrows())
         .map(|r| (0..a.ncols()).map(|c| a[(r, c)] * v[c]).sum())
         .collect()
@@ -160,7 +160,7 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     let n = x.nrows();
     let acts = &state.actions;
     let i = acts.count();
-    let (lik, b, m, a) = (&fw.lik, &fw.b, &fw.m, &fw.a);
+    let (lik, s, b, m, a) = (&fw.lik, &fw.s, &fw.b, &fw.m, &fw.a);
     let ginv = fw.chol.inverse();
     // μ̄ = ν − Pμ̂,  ā = Bᵀμ̄ − Ma,  z̄ = G⁻¹ā.
     let mu_bar: Vec<f64> = (0..n).map(|j| lik.nu[j] - lik.p[j] * fw.mu[j]).collect();
@@ -178,66 +178,58 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     let g_bar = Mat::<f64>::from_fn(i, i, |r, c| {
         -z_bar[r] * a[c] - 0.5 * (gbpbg[(r, c)] + ginv[(r, c)] + gmg[(r, c)])
     });
-    // M̄_tot = −½aaᵀ + ½G⁻¹ + Ḡ,  T̄_tot = ½T⁻¹ + diag Ḡ (nothing through a floored T).
+    // M̄_tot = −½aaᵀ + ½G⁻¹ + Ḡ,  T̄_tot = ½T⁻¹ + Ḡ (on the entries T has).
     let m_bar = Mat::<f64>::from_fn(i, i, |r, c| {
         -0.5 * a[r] * a[c] + 0.5 * ginv[(r, c)] + g_bar[(r, c)]
     });
-    let t_bar: Vec<f64> = (0..i)
-        .map(|c| match fw.log_t[c] {
-            (_, true) => 0.0,
-            (lt, false) => 0.5 * (-lt).exp() + g_bar[(c, c)],
-        })
-        .collect();
-    let m_sym = Mat::<f64>::from_fn(i, i, |r, c| m_bar[(r, c)] + m_bar[(c, r)]);
-    let b_msym = b * &m_sym;
-    let s_mbar = s_times(acts, m_bar.as_ref());
-
-    let mut grad_k = vec![0.0; state.kernel.n_params()];
-    let mut d_theta = Vec::with_capacity(n);
-    let mut d_bar = vec![0.0; n];
-    let mut r_bar = vec![0.0; n];
+    let t_bar = fw.t.adjoint(g_bar.as_ref());
+    let m_sym = &m_bar + m_bar.transpose();
+    let t_sym = &t_bar + t_bar.transpose();
+    // K̄'s low-rank factor V = B̄ + S M̄_tot, so that K̄ = V Sᵀ − ½ diag P.
+    let v = &b_bar + s * &m_bar;
+    // S̄ = K B̄ + KS(M̄ + M̄ᵀ) + DS(T̄ + T̄ᵀ) + r z̄ᵀ; K B̄ is added chunk by chunk below.
+    let ds = Mat::<f64>::from_fn(n, i, |j, c| lik.d[j] * s[(j, c)]);
+    let mut s_bar = b * &m_sym + &ds * &t_sym;
     for c in 0..i {
-        let rows = acts.range(c);
-        let theta = acts.theta(c);
-        let xb = x.subrows(rows.start, rows.len());
-        let kb = block_columns(&state.kernel, x, acts, c);
-        // K̄ on the columns of block c: (B̄ + S M̄_tot)_{:,c} θ_cᵀ.
-        let v: Vec<f64> = (0..n).map(|j| b_bar[(j, c)] + s_mbar[(j, c)]).collect();
-        let w = Mat::<f64>::from_fn(n, rows.len(), |j, l| v[j] * theta[l]);
-        state
-            .kernel
-            .grad_contract_cross(x, xb, w.as_ref(), &mut grad_k);
-        // θ̄ = [K B̄ + KS(M̄ + M̄ᵀ) + DS(T̄ + T̄ᵀ) + r z̄ᵀ] on block c.
-        for (l, j) in rows.clone().enumerate() {
-            let kbb: f64 = (0..n).map(|q| kb[(q, l)] * b_bar[(q, c)]).sum();
-            d_theta.push(
-                kbb + b_msym[(j, c)] + 2.0 * lik.d[j] * theta[l] * t_bar[c] + lik.r[j] * z_bar[c],
-            );
-            d_bar[j] = theta[l] * theta[l] * t_bar[c];
-            r_bar[j] = theta[l] * z_bar[c];
+        for j in 0..n {
+            s_bar[(j, c)] += lik.r[j] * z_bar[c];
         }
     }
+    let mut grad_k = vec![0.0; state.kernel.n_params()];
+    for ch in acts.chunks(n) {
+        let kr = chunk_columns(&state.kernel, x, &ch);
+        let w = v.as_ref().subcols(ch.cols.start, ch.cols.len()) * on_chunk(s, &ch).transpose();
+        state.kernel.grad_contract_cross(
+            x,
+            x.subrows(ch.rows.start, ch.rows.len()),
+            w.as_ref(),
+            &mut grad_k,
+        );
+        add_product(
+            s_bar.as_mut().submatrix_mut(
+                ch.rows.start,
+                ch.cols.start,
+                ch.rows.len(),
+                ch.cols.len(),
+            ),
+            kr.transpose(),
+            b_bar.as_ref().subcols(ch.cols.start, ch.cols.len()),
+        );
+    }
+    // D̄ = diag(S T̄_tot Sᵀ),  r̄ = S z̄.
+    let st = s * &t_bar;
+    let d_bar: Vec<f64> = (0..n)
+        .map(|j| (0..i).map(|c| st[(j, c)] * s[(j, c)]).sum())
+        .collect();
+    let r_bar = mat_vec(s.as_ref(), &z_bar);
     let half_p: Vec<f64> = lik.p.iter().map(|p| -0.5 * p).collect();
     state.kernel.grad_contract_diag(x, &half_p, &mut grad_k);
+    let actions = acts.backward(s_bar.as_ref(), &state.kernel, x, &mut grad_k);
     let (log_noise, d_m0) = lik.backward(&fw.mu, &fw.kappa, &d_bar, &r_bar);
     Gradient {
         kernel: grad_k,
         log_noise,
         mean: d_m0 + mu_bar.iter().sum::<f64>(),
-        actions: d_theta,
+        actions,
     }
-}
-
-/// `S A` (n×i) for an i×i matrix `A`: row j of `S` holds the single entry θ of its block.
-fn s_times(acts: &BlockActions, a: MatRef<'_, f64>) -> Mat<f64> {
-    let n = acts.range(acts.count() - 1).end;
-    let mut out = Mat::<f64>::zeros(n, a.ncols());
-    for q in 0..acts.count() {
-        for (l, j) in acts.range(q).enumerate() {
-            for c in 0..a.ncols() {
-                out[(j, c)] = acts.theta(q)[l] * a[(q, c)];
-            }
-        }
-    }
-    out
 }

@@ -1,16 +1,19 @@
 //! Input checks, the flat parameter vector and the training loop of [`CaGp`].
 //!
-//! The optimiser's vector is `[log θ_kernel…, log σ², m0 (if learned), Θ (block after block)]`.
+//! The optimiser's vector is `[log θ_kernel…, log σ², m0 (if learned), Θ (block after block,
+//! block actions only)]`.
 
 use faer::MatRef;
 
+use super::action_set::ActionSet;
 use super::actions::BlockActions;
 use super::elbo::{forward, gradient, Gradient, State};
 use super::likelihood::Weighting;
-use super::{CaConfig, CaGp};
+use super::{ActionKind, CaConfig, CaGp};
 use crate::kernels::Kernel;
 use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
+use crate::models::inducing::InducingInit;
 use crate::models::training::maximize;
 use crate::models::ModelError;
 use crate::robust::soft_threshold;
@@ -165,7 +168,15 @@ impl CaGp {
             kernel,
             noise,
             mean: m0,
-            actions: BlockActions::random(n, config.actions, config.seed),
+            actions: match config.action_kind {
+                ActionKind::Blocks => {
+                    ActionSet::Blocks(BlockActions::random(n, config.actions, config.seed))
+                }
+                ActionKind::Inducing => ActionSet::Inducing {
+                    z: InducingInit::KMeans.select(x, config.actions, config.seed)?,
+                    learn: config.learn_inducing,
+                },
+            },
             weighting: weighting(config.robust, config.beta, c),
         };
         let layout = Layout {

@@ -1,8 +1,8 @@
 //! Computation-aware GPs: CaGP (Wenger et al.) and its robust version RCaGP (Sinaga et al.,
 //! spec `rcagp.md`).
 //!
-//! Both solve the (robust) GP's linear system only in the span of `i` sparse block actions
-//! `S` and add the resulting computational uncertainty to the predictive variance, so the
+//! Both solve the (robust) GP's linear system only in the span of `i` actions `S` (sparse
+//! block actions, trained, or dense inducing-point actions `S = k(X, Z)`) and add the resulting computational uncertainty to the predictive variance, so the
 //! variance is never below that of the exact model. RCaGP replaces the Gaussian likelihood by
 //! RCGP's IMQ-weighted score-matching pseudo-likelihood; CaGP is the same code with the
 //! constant weight `w ≡ σ/√2`. Kernel hyperparameters, `σ²`, the constant prior mean and the
@@ -10,6 +10,7 @@
 //! the kernel so that memory stays `O(n·i + n·k)`.
 //!
 //! * `actions` — the block actions and their initialisation;
+//! * `action_set` — block or inducing-point actions behind one interface, and `T = SᵀDS`;
 //! * `likelihood` — the pseudo-likelihood quantities (`w`, `D`, `P`, `m_w`, `ν`, `C`);
 //! * `elbo` — Algorithm E and its gradient;
 //! * `fit` — input checks, parameter layout and the training loop;
@@ -17,8 +18,10 @@
 //!
 //! Choices and departures from the spec:
 //!
-//! * only sparse block actions are implemented; the dense inducing-point actions `S = k(X, Z)`
-//!   of the DPP-BO variant are not;
+//! * the inducing inputs `Z` of dense actions are chosen by seeded k-means (the spec's DPP rule
+//!   belongs to Bayesian optimisation) and stay fixed by default, as in the spec (they can be
+//!   trained too); `S` moves with the kernel hyperparameters and the ELBO is differentiated
+//!   through it;
 //! * the soft threshold `c` is the `(1 − ε)` order statistic of `|y − mean(y)|` (as for RCGP in
 //!   [`crate::robust`]), not an interpolated quantile;
 //! * `G` is factorised by [`Cholesky::factor`], whose jitter escalation goes on past the
@@ -27,6 +30,7 @@
 //!   re-initialised during training;
 //! * kernels with a `white` term are rejected: the noise is `σ²`.
 
+mod action_set;
 mod actions;
 mod elbo;
 mod fit;
@@ -37,8 +41,9 @@ mod tests;
 
 use faer::{Mat, MatRef};
 
-use self::actions::BlockActions;
-use self::elbo::{forward, State};
+use self::action_set::ActionSet;
+pub use self::action_set::Actions;
+use self::elbo::{forward, mat_vec, State};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
 use super::training::{Optimizer, TrainReport};
@@ -46,13 +51,30 @@ use super::ModelError;
 use crate::kernels::Kernel;
 use crate::linalg::Cholesky;
 
+/// Which actions [`CaGp::fit`] uses (spec §2.5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ActionKind {
+    /// Sparse block actions, trained with the hyperparameters (the paper's UCI setting).
+    #[default]
+    Blocks,
+    /// Dense inducing-point actions `S = k(X, Z)` with `Z` chosen by seeded k-means and fixed.
+    Inducing,
+}
+
 /// Settings of [`CaGp::fit`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct CaConfig {
     /// RCaGP (IMQ weights) if true, CaGP (Gaussian likelihood) if false.
     pub robust: bool,
-    /// Number of actions `i` (blocks), between 1 and the number of training rows.
+    /// Number of actions `i` (blocks or inducing points), between 1 and the number of
+    /// training rows.
     pub actions: usize,
+    /// Block or inducing-point actions.
+    pub action_kind: ActionKind,
+    /// Whether the inducing inputs of inducing-point actions are trained too (the spec keeps
+    /// them fixed, the default; training them helped little in our runs, see
+    /// `docs/architecture.md`).
+    pub learn_inducing: bool,
     /// Contamination level `ε ∈ (0, 1)`: the soft threshold `c` is the `(1 − ε)` quantile of
     /// `|y − m0|` at the initial mean.
     pub epsilon: f64,
@@ -78,6 +100,8 @@ impl Default for CaConfig {
         CaConfig {
             robust: true,
             actions: 25,
+            action_kind: ActionKind::Blocks,
+            learn_inducing: false,
             epsilon: 0.2,
             beta: 1.0,
             learn_mean: true,
@@ -88,7 +112,7 @@ impl Default for CaConfig {
     }
 }
 
-/// A fitted CaGP or RCaGP with sparse block actions.
+/// A fitted CaGP or RCaGP.
 #[derive(Clone, Debug)]
 pub struct CaGp {
     x: Mat<f64>,
@@ -97,6 +121,8 @@ pub struct CaGp {
     threshold: f64,
     beta: f64,
     chol: Cholesky,
+    /// The action matrix `S` (n×i) at the fitted kernel.
+    s: Mat<f64>,
     /// `ṽ = S a`, the representer weights of the posterior mean.
     v: Vec<f64>,
     elbo: f64,
@@ -105,7 +131,7 @@ pub struct CaGp {
 
 impl CaGp {
     /// Rebuilds a model from stored parameters (for model files), recomputing every cache.
-    /// `actions` holds `θ_b` per block (block sizes as [`CaGp::actions`] returns them), `c` is
+    /// `actions` are as [`CaGp::actions`] returns them, `c` is
     /// the soft threshold and `beta` the IMQ learning rate (both stored, if unused, for CaGP).
     ///
     /// # Errors
@@ -117,7 +143,7 @@ impl CaGp {
         kernel: Kernel,
         noise: f64,
         mean: f64,
-        actions: Vec<Vec<f64>>,
+        actions: Actions,
         c: f64,
         beta: f64,
         robust: bool,
@@ -136,7 +162,7 @@ impl CaGp {
             kernel,
             noise,
             mean,
-            actions: BlockActions::from_blocks(x.nrows(), actions)?,
+            actions: ActionSet::new(x.nrows(), x.ncols(), actions)?,
             weighting: fit::weighting(robust, beta, c),
         };
         CaGp::build(x, y, state, c, beta, None)
@@ -152,7 +178,7 @@ impl CaGp {
         report: Option<TrainReport>,
     ) -> Result<CaGp, ModelError> {
         let fw = forward(x.as_ref(), &y, &state)?;
-        let v = state.actions.expand(&fw.a);
+        let v = mat_vec(fw.s.as_ref(), &fw.a);
         Ok(CaGp {
             x,
             y,
@@ -160,6 +186,7 @@ impl CaGp {
             threshold,
             beta,
             chol: fw.chol,
+            s: fw.s,
             v,
             elbo: fw.elbo,
             report,
@@ -197,9 +224,14 @@ impl CaGp {
         self.state.mean
     }
 
-    /// The action vectors `θ_b`, one per block of consecutive training rows.
-    pub fn actions(&self) -> &[Vec<f64>] {
-        self.state.actions.blocks()
+    /// The actions: `θ_b` per block of consecutive training rows, or the inducing inputs `Z`.
+    pub fn actions(&self) -> Actions {
+        self.state.actions.stored()
+    }
+
+    /// Number of actions `i`.
+    pub fn action_count(&self) -> usize {
+        self.state.actions.count()
     }
 
     /// The soft threshold `c` (fixed at the initial mean).

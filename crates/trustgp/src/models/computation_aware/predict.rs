@@ -5,11 +5,13 @@
 //! cov(X*)  = k(X*, X*) − VᵀV,         V = L⁻¹ Sᵀ k(X, X*),
 //! ```
 //!
-//! with `L` the Cholesky factor of `G = SᵀK̃S`. `Sᵀ k(X, X*)` is built block by block, and
+//! with `L` the Cholesky factor of `G = SᵀK̃S`. `Sᵀ k(X, X*)` is built chunk by chunk of
+//! training rows, and
 //! marginals are computed for chunks of test rows, so memory is `O(n·chunk)`.
 
 use faer::{Mat, MatRef};
 
+use super::elbo::{add_product, on_chunk};
 use super::CaGp;
 use crate::models::conjugate::Marginals;
 
@@ -22,19 +24,21 @@ const VAR_FLOOR: f64 = 1e-10;
 impl CaGp {
     /// `V = L⁻¹ Sᵀ k(X, X*)` (i×m) and the latent mean at the rows of `xs`.
     fn project_test(&self, xs: MatRef<'_, f64>) -> (Mat<f64>, Vec<f64>) {
-        let acts = &self.state.actions;
-        let mut v = Mat::<f64>::zeros(acts.count(), xs.nrows());
+        let mut v = Mat::<f64>::zeros(self.s.ncols(), xs.nrows());
         let mut mean = vec![self.state.mean; xs.nrows()];
-        for b in 0..acts.count() {
-            let rows = acts.range(b);
-            let kb = self
+        for ch in self.state.actions.chunks(self.x.nrows()) {
+            let kr = self
                 .state
                 .kernel
-                .cross(self.x.subrows(rows.start, rows.len()), xs);
-            let (theta, vt) = (acts.theta(b), &self.v[rows]);
-            for t in 0..xs.nrows() {
-                v[(b, t)] = (0..theta.len()).map(|l| theta[l] * kb[(l, t)]).sum();
-                mean[t] += (0..vt.len()).map(|l| vt[l] * kb[(l, t)]).sum::<f64>();
+                .cross(self.x.subrows(ch.rows.start, ch.rows.len()), xs);
+            add_product(
+                v.as_mut().subrows_mut(ch.cols.start, ch.cols.len()),
+                on_chunk(&self.s, &ch).transpose(),
+                kr.as_ref(),
+            );
+            let vt = &self.v[ch.rows.clone()];
+            for (t, m) in mean.iter_mut().enumerate() {
+                *m += (0..vt.len()).map(|l| vt[l] * kr[(l, t)]).sum::<f64>();
             }
         }
         self.chol.solve_lower_in_place(v.as_mut());

@@ -5,6 +5,7 @@ use faer::Mat;
 use super::dense::{dense_actions, gaussian_kl, Dense};
 use super::{kernel, model, problem, random_blocks, rel_err};
 use crate::kernels::Kernel;
+use crate::models::computation_aware::action_set::ActionSet;
 use crate::models::computation_aware::actions::BlockActions;
 use crate::models::computation_aware::elbo::{forward, State};
 use crate::models::computation_aware::likelihood::{PseudoLikelihood, Weighting};
@@ -86,7 +87,7 @@ fn kl_term_is_the_dense_gaussian_kl() {
             kernel: kernel(),
             noise: 0.2,
             mean: 0.3,
-            actions: BlockActions::from_blocks(23, blocks.clone()).unwrap(),
+            actions: ActionSet::Blocks(BlockActions::from_blocks(23, blocks.clone()).unwrap()),
             weighting: if robust {
                 Weighting::Imq { beta: 1.0, c: 0.8 }
             } else {

@@ -8,10 +8,11 @@ use rand_distr::StandardNormal;
 
 use super::{kernel, problem, random_blocks};
 use crate::kernels::Kernel;
+use crate::models::computation_aware::action_set::ActionSet;
 use crate::models::computation_aware::actions::BlockActions;
 use crate::models::computation_aware::elbo::{forward, State};
 use crate::models::computation_aware::likelihood::Weighting;
-use crate::models::computation_aware::{CaConfig, CaGp};
+use crate::models::computation_aware::{Actions, CaConfig, CaGp};
 use crate::models::training::Optimizer;
 use crate::models::ModelError;
 
@@ -45,7 +46,7 @@ fn fitting_improves_the_elbo_and_leaves_no_stale_cache() {
             kernel: kernel(),
             noise: 0.5,
             mean: m0,
-            actions: BlockActions::random(40, 6, cfg.seed),
+            actions: ActionSet::Blocks(BlockActions::random(40, 6, cfg.seed)),
             weighting: if robust {
                 Weighting::Imq {
                     beta: 1.0,
@@ -71,7 +72,7 @@ fn fitting_improves_the_elbo_and_leaves_no_stale_cache() {
             gp.kernel().clone(),
             gp.noise(),
             gp.mean(),
-            gp.actions().to_vec(),
+            gp.actions(),
             gp.threshold(),
             gp.beta(),
             gp.robust(),
@@ -206,7 +207,7 @@ fn bad_inputs_are_errors() {
             kernel(),
             0.1,
             mean,
-            blocks,
+            Actions::Blocks(blocks),
             c,
             1.0,
             true,

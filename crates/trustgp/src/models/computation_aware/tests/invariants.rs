@@ -5,6 +5,7 @@ use faer::Mat;
 use super::dense::{dense_actions, Dense};
 use super::{entries, kernel, min_eigenvalue, model, problem, random_blocks, rel_err, test_inputs};
 use crate::models::computation_aware::actions::BlockActions;
+use crate::models::computation_aware::Actions;
 
 const C: f64 = 0.8;
 
@@ -166,7 +167,7 @@ fn constant_weights_reduce_rcagp_to_cagp() {
         kernel(),
         s2,
         0.3,
-        blocks.clone(),
+        Actions::Blocks(blocks.clone()),
         1e12,
         beta,
         true,
@@ -186,14 +187,24 @@ fn constant_weights_reduce_rcagp_to_cagp() {
         kernel(),
         s2,
         0.3,
-        blocks.clone(),
+        Actions::Blocks(blocks.clone()),
         1e12,
         1.0,
         true,
     )
     .unwrap();
-    let narrow =
-        super::CaGp::from_parts(x, y, kernel(), s2 * s2 / 2.0, 0.3, blocks, C, 1.0, false).unwrap();
+    let narrow = super::CaGp::from_parts(
+        x,
+        y,
+        kernel(),
+        s2 * s2 / 2.0,
+        0.3,
+        Actions::Blocks(blocks),
+        C,
+        1.0,
+        false,
+    )
+    .unwrap();
     let (m3, c3) = wide.predict_joint(xs.as_ref());
     let (m4, c4) = narrow.predict_joint(xs.as_ref());
     assert!(rel_err(&m3, &m4) < 1e-8);

@@ -7,6 +7,7 @@ mod dense;
 mod elbo;
 mod fit;
 mod gradients;
+mod inducing_actions;
 mod invariants;
 
 use faer::Mat;
@@ -57,7 +58,7 @@ pub(super) fn model(x: &Mat<f64>, y: &[f64], blocks: Vec<Vec<f64>>, robust: bool
         kernel(),
         0.2,
         0.3,
-        blocks,
+        super::Actions::Blocks(blocks),
         c,
         1.0,
         robust,
