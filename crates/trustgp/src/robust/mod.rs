@@ -23,5 +23,5 @@ pub use centre::conditional_centres;
 pub use chi_squared::{chi_squared_cdf, chi_squared_quantile};
 pub use error::McdError;
 pub use mcd::{fast_mcd, McdEstimate, McdOptions};
-pub(crate) use univariate::median_in_place;
+pub(crate) use univariate::{median_in_place, MAD_TO_SD};
 pub use weights::{order_statistic_quantile, soft_threshold, ImqWeights, C_FLOOR};
