@@ -506,64 +506,64 @@ fn approximate_models_end_to_end() {
     assert!(free_noise < 2e-4 && noise > 1e-2, "{free_noise} vs {noise}");
     assert!(default_mae < 0.1 * free_mae, "{default_mae} vs {free_mae}");
 
+    // A fitted model file predicts every row through `predict`; returns the fit summary.
     let dir = scratch("approx");
-    let out = dir.join("svgp.json").display().to_string();
-    let o = trustgp(&[
-        "fit",
-        "--data",
-        &data,
-        "--target",
-        "residuary_resistance",
-        "--model",
+    let fit_and_predict = |name: &str, extra: &[&str]| -> serde_json::Value {
+        let out = dir.join(format!("{name}.json")).display().to_string();
+        let mut a = vec![
+            "fit",
+            "--data",
+            data.as_str(),
+            "--target",
+            "residuary_resistance",
+            "--out",
+            out.as_str(),
+        ];
+        a.extend_from_slice(extra);
+        let o = trustgp(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary = serde_json::from_str(&stdout(&o)).unwrap();
+        let o = trustgp(&["predict", "--model", &out, "--data", &data]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.starts_with("mean_residuary_resistance,std_residuary_resistance"));
+        assert_eq!(text.lines().count(), 309);
+        summary
+    };
+    let v = fit_and_predict(
         "svgp",
-        "--inducing",
-        "20",
-        "--optimizer",
-        "adam",
-        "--iterations",
-        "100",
-        "--lr",
-        "0.05",
-        "--out",
-        &out,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        &[
+            "--model",
+            "svgp",
+            "--inducing",
+            "20",
+            "--optimizer",
+            "adam",
+            "--iterations",
+            "100",
+            "--lr",
+            "0.05",
+        ],
+    );
     assert_eq!(v["model"], "svgp");
     assert_eq!(v["per_output"][0]["inducing"], 20);
     assert_eq!(v["per_output"][0]["training"]["iterations"], 100);
-    let o = trustgp(&["predict", "--model", &out, "--data", &data]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    assert!(text.starts_with("mean_residuary_resistance,std_residuary_resistance"));
-    assert_eq!(text.lines().count(), 309);
-
-    // RCaGP with dense inducing-point actions: fit, summary, model file, predict.
-    let out = dir.join("rcagp.json").display().to_string();
-    let o = trustgp(&[
-        "fit",
-        "--data",
-        &data,
-        "--target",
-        "residuary_resistance",
-        "--model",
+    // RCaGP with dense inducing-point actions.
+    let v = fit_and_predict(
         "rcagp",
-        "--action-kind",
-        "inducing",
-        "--actions",
-        "12",
-        "--iterations",
-        "20",
-        "--out",
-        &out,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        &[
+            "--model",
+            "rcagp",
+            "--action-kind",
+            "inducing",
+            "--actions",
+            "12",
+            "--iterations",
+            "20",
+        ],
+    );
     assert_eq!(v["per_output"][0]["actions"], 12);
     assert_eq!(v["per_output"][0]["action_kind"], "inducing");
-    let o = trustgp(&["predict", "--model", &out, "--data", &data]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).lines().count(), 309);
 }
 
 #[test]

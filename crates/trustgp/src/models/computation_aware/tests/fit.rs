@@ -6,7 +6,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
-use super::{kernel, problem, random_blocks};
+use super::{kernel, problem, random_blocks, rebuilt};
 use crate::kernels::Kernel;
 use crate::models::computation_aware::action_set::ActionSet;
 use crate::models::computation_aware::actions::BlockActions;
@@ -66,18 +66,7 @@ fn fitting_improves_the_elbo_and_leaves_no_stale_cache() {
         );
         // The caches are rebuilt at the returned parameters.
         assert!((gp.elbo() - report.objective).abs() < 1e-9 * gp.elbo().abs());
-        let rebuilt = CaGp::from_parts(
-            x.clone(),
-            y.clone(),
-            gp.kernel().clone(),
-            gp.noise(),
-            gp.mean(),
-            gp.actions(),
-            gp.threshold(),
-            gp.beta(),
-            gp.robust(),
-        )
-        .unwrap();
+        let rebuilt = rebuilt(&gp);
         assert_eq!(rebuilt.elbo(), gp.elbo());
         assert_eq!(rebuilt.predict(x.as_ref()), gp.predict(x.as_ref()));
         assert!(gp.noise() >= 1e-4);

@@ -6,7 +6,7 @@ use faer::Mat;
 
 use super::dense::{dense_actions, Dense};
 use super::gradients::{check, check_entries};
-use super::{entries, kernel, problem, random_blocks, rel_err, test_inputs};
+use super::{entries, kernel, model_with, problem, random_blocks, rebuilt, rel_err, test_inputs};
 use crate::kernels::Kernel;
 use crate::models::computation_aware::action_set::ActionSet;
 use crate::models::computation_aware::actions::BlockActions;
@@ -21,18 +21,7 @@ const C: f64 = 0.8;
 /// The model with inducing-point actions at the inputs `z` and the parameters of
 /// [`super::model`] (noise 0.2, mean 0.3, β = 1).
 fn inducing_model(x: &Mat<f64>, y: &[f64], z: Mat<f64>, robust: bool) -> CaGp {
-    CaGp::from_parts(
-        x.clone(),
-        y.to_vec(),
-        kernel(),
-        0.2,
-        0.3,
-        Actions::Inducing(z),
-        C,
-        1.0,
-        robust,
-    )
-    .unwrap()
+    model_with(x, y, Actions::Inducing(z), robust, C)
 }
 
 #[test]
@@ -134,18 +123,7 @@ fn streaming_over_several_chunks_equals_the_dense_reference() {
             kernel().cross(x.as_ref(), z.as_ref()),
         ),
     ] {
-        let gp = CaGp::from_parts(
-            x.clone(),
-            y.clone(),
-            kernel(),
-            0.2,
-            0.3,
-            actions,
-            C,
-            1.0,
-            true,
-        )
-        .unwrap();
+        let gp = model_with(&x, &y, actions, true, C);
         let elbo_ref = dense.elbo(&s);
         assert!(
             (gp.elbo() - elbo_ref).abs() < 1e-8 * elbo_ref.abs(),
@@ -217,18 +195,7 @@ fn fitting_with_inducing_actions() {
         gp.elbo(),
         start.elbo()
     );
-    let rebuilt = CaGp::from_parts(
-        x.clone(),
-        y.clone(),
-        gp.kernel().clone(),
-        gp.noise(),
-        gp.mean(),
-        gp.actions(),
-        gp.threshold(),
-        gp.beta(),
-        gp.robust(),
-    )
-    .unwrap();
+    let rebuilt = rebuilt(&gp);
     assert_eq!(rebuilt.elbo(), gp.elbo());
     assert_eq!(rebuilt.predict(x.as_ref()), gp.predict(x.as_ref()));
     // Trained inducing inputs move, and reach at least the fixed ones' ELBO.

@@ -52,16 +52,43 @@ pub(super) fn random_blocks(n: usize, i: usize, seed: u64) -> Vec<Vec<f64>> {
 
 /// A model at fixed parameters: noise 0.2, mean 0.3, β = 1 and the soft threshold `c`.
 pub(super) fn model(x: &Mat<f64>, y: &[f64], blocks: Vec<Vec<f64>>, robust: bool, c: f64) -> CaGp {
+    model_with(x, y, super::Actions::Blocks(blocks), robust, c)
+}
+
+/// [`model`] with any actions.
+pub(super) fn model_with(
+    x: &Mat<f64>,
+    y: &[f64],
+    actions: super::Actions,
+    robust: bool,
+    c: f64,
+) -> CaGp {
     CaGp::from_parts(
         x.clone(),
         y.to_vec(),
         kernel(),
         0.2,
         0.3,
-        super::Actions::Blocks(blocks),
+        actions,
         c,
         1.0,
         robust,
+    )
+    .unwrap()
+}
+
+/// `gp` rebuilt by [`CaGp::from_parts`] from its own parameters and data.
+pub(super) fn rebuilt(gp: &CaGp) -> CaGp {
+    CaGp::from_parts(
+        gp.x().to_owned(),
+        gp.y().to_vec(),
+        gp.kernel().clone(),
+        gp.noise(),
+        gp.mean(),
+        gp.actions(),
+        gp.threshold(),
+        gp.beta(),
+        gp.robust(),
     )
     .unwrap()
 }
