@@ -48,6 +48,8 @@ enum Command {
 }
 
 fn main() {
+    // Repeated fits allocate and free the same large matrices: keep their pages for reuse.
+    trustgp::linalg::reuse_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::BenchExact(a) => bench_exact::run(&a),

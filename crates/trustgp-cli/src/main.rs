@@ -9,6 +9,8 @@ mod progress;
 use clap::Parser;
 
 fn main() {
+    // Repeated fits allocate and free the same large matrices: keep their pages for reuse.
+    trustgp::linalg::reuse_freed_memory();
     let cli = args::Cli::parse();
     let result = match cli.command {
         args::Command::Fit(a) => commands::fit::run(&a),

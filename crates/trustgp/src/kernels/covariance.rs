@@ -13,6 +13,12 @@ use super::{Kernel, KernelError};
 pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     /// The n×n covariance matrix of the rows of `x` (full, symmetric).
     fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64>;
+    /// The lower triangle and diagonal of [`Covariance::matrix`]; the strict upper triangle is
+    /// unspecified. What a Cholesky factorisation reads, for implementations that can skip
+    /// completing the matrix.
+    fn matrix_lower(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        self.matrix(x)
+    }
     /// The n1×n2 cross-covariance between the rows of `x1` and `x2`.
     fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64>;
     /// The diagonal of [`Covariance::matrix`].
@@ -36,6 +42,9 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
 impl Covariance for Kernel {
     fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
         Kernel::matrix(self, x)
+    }
+    fn matrix_lower(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        Kernel::matrix_lower(self, x)
     }
     fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64> {
         Kernel::cross(self, x1, x2)

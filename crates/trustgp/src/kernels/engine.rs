@@ -5,7 +5,7 @@
 //! so that both the output and the weight matrix W are read contiguously
 //! (faer is column-major). Large problems are split over columns with rayon.
 
-use faer::{Mat, MatMut, MatRef};
+use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
 use super::pair::PairKernel;
@@ -13,9 +13,6 @@ use super::pair::PairKernel;
 /// Number of kernel evaluations above which work is spread over threads; below
 /// it the rayon overhead outweighs the gain (≈ n = 256 for a symmetric matrix).
 const PAR_MIN_PAIRS: usize = 256 * 257 / 2;
-
-/// Side of the square tiles copied sequentially when mirroring (fits in L1).
-const TILE: usize = 64;
 
 /// Inputs restricted to a kernel's active columns and scaled per column
 /// (z_c = s_c·x_c), stored both row-major (one observation contiguous, for
@@ -86,14 +83,15 @@ fn for_each_column(out: &mut Mat<f64>, large: bool, f: impl Fn(usize, &mut [f64]
     }
 }
 
-/// The full symmetric matrix k(x_a, x_b).
-pub(crate) fn symmetric<K: PairKernel>(k: &K, p: &Prepared) -> Mat<f64> {
+/// The lower triangle (and diagonal) of the symmetric matrix k(x_a, x_b); the strict upper
+/// triangle is zero. Sums and products combine these entry by entry, and
+/// [`Kernel::matrix`](super::Kernel::matrix) mirrors the result once at the end.
+pub(crate) fn symmetric_lower<K: PairKernel>(k: &K, p: &Prepared) -> Mat<f64> {
     let n = p.n;
     let mut out = Mat::zeros(n, n);
     for_each_column(&mut out, n * (n + 1) / 2 >= PAR_MIN_PAIRS, |b, col| {
         k.column(p, b, p.row(b), &mut col[b..]);
     });
-    mirror_lower(out.as_mut());
     out
 }
 
@@ -283,45 +281,4 @@ pub(crate) fn grad_first<K: PairKernel>(
         }
     }
     g
-}
-
-/// Copies the strict lower triangle of a square matrix onto its upper triangle,
-/// by recursive halving so that each copy touches cache-sized tiles and the two
-/// diagonal halves can proceed in parallel.
-fn mirror_lower(k: MatMut<'_, f64>) {
-    let n = k.nrows();
-    if n <= TILE {
-        let mut k = k;
-        for j in 0..n {
-            for i in 0..j {
-                k[(i, j)] = k[(j, i)];
-            }
-        }
-        return;
-    }
-    let h = n / 2;
-    let (top_left, top_right, bottom_left, bottom_right) = k.split_at_mut(h, h);
-    copy_transposed(top_right, bottom_left.as_ref());
-    rayon::join(|| mirror_lower(top_left), || mirror_lower(bottom_right));
-}
-
-/// dst = srcᵀ, tile by tile.
-fn copy_transposed(dst: MatMut<'_, f64>, src: MatRef<'_, f64>) {
-    let (r, c) = (dst.nrows(), dst.ncols());
-    if r <= TILE && c <= TILE {
-        let mut dst = dst;
-        for j in 0..c {
-            for i in 0..r {
-                dst[(i, j)] = src[(j, i)];
-            }
-        }
-    } else if r >= c {
-        let (d1, d2) = dst.split_at_row_mut(r / 2);
-        let (s1, s2) = src.split_at_col(r / 2);
-        rayon::join(|| copy_transposed(d1, s1), || copy_transposed(d2, s2));
-    } else {
-        let (d1, d2) = dst.split_at_col_mut(c / 2);
-        let (s1, s2) = src.split_at_row(c / 2);
-        rayon::join(|| copy_transposed(d1, s1), || copy_transposed(d2, s2));
-    }
 }

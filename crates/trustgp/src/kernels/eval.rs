@@ -28,8 +28,9 @@ impl BaseKernel {
         Some((pair, dims, scale))
     }
 
-    /// s·K evaluated on `target`; white noise is var on the diagonal of a
-    /// symmetric matrix and contributes nothing between two different sets.
+    /// s·K evaluated on `target` (only the lower triangle for a symmetric target); white noise
+    /// is var on the diagonal of a symmetric matrix and contributes nothing between two
+    /// different sets.
     pub(crate) fn evaluate(&self, target: Target<'_>, s: f64) -> Mat<f64> {
         let x = target.first();
         let Some((pair, dims, scale)) = self.evaluator(s, x.ncols()) else {
@@ -43,7 +44,7 @@ impl BaseKernel {
         };
         let p = Prepared::new(x, dims.clone(), scale.clone());
         match target {
-            Target::Symmetric(_) => with_pair!(&pair, k => engine::symmetric(k, &p)),
+            Target::Symmetric(_) => with_pair!(&pair, k => engine::symmetric_lower(k, &p)),
             Target::Cross(_, x2) => {
                 let p2 = Prepared::new(x2, dims, scale);
                 with_pair!(&pair, k => engine::cross(k, &p, &p2))

@@ -24,10 +24,13 @@ mod pair;
 mod params;
 mod print;
 mod radial;
+mod simd;
 #[cfg(test)]
 mod tests;
 
 use faer::{Mat, MatRef};
+
+use crate::linalg::mirror_lower;
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
 pub use covariance::Covariance;
@@ -111,6 +114,17 @@ impl Kernel {
     /// # Panics
     /// If the kernel does not fit `x` (see [`Kernel::validate`]) or is not initialised.
     pub fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let mut k = self.matrix_lower(x);
+        mirror_lower(k.as_mut());
+        k
+    }
+
+    /// The lower triangle and diagonal of [`Kernel::matrix`], with zeros above: all that a
+    /// Cholesky factorisation reads, without the cost of mirroring.
+    ///
+    /// # Panics
+    /// As for [`Kernel::matrix`].
+    pub fn matrix_lower(&self, x: MatRef<'_, f64>) -> Mat<f64> {
         self.evaluate(Target::Symmetric(x), 1.0)
     }
 
@@ -246,7 +260,7 @@ impl Kernel {
         }
     }
 
-    /// s·K on `target`.
+    /// s·K on `target` (only the lower triangle, zeros above, for a symmetric target).
     fn evaluate(&self, target: Target<'_>, s: f64) -> Mat<f64> {
         match self {
             Kernel::Base(b) => b.evaluate(target, s),

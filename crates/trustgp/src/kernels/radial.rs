@@ -3,6 +3,8 @@
 
 use super::engine::Prepared;
 use super::pair::PairKernel;
+use super::simd::{exp, vectorized};
+use pulp::{Simd, WithSimd};
 
 /// The unit-variance profile f(r²) of a radial kernel.
 pub(crate) trait Radial: Sync {
@@ -21,8 +23,9 @@ pub(crate) trait Radial: Sync {
 pub(crate) struct SquaredExp;
 
 impl Radial for SquaredExp {
+    #[inline(always)]
     fn eval(&self, r2: f64) -> (f64, f64) {
-        let f = (-0.5 * r2).exp();
+        let f = exp(-0.5 * r2);
         (f, f)
     }
 }
@@ -31,9 +34,10 @@ impl Radial for SquaredExp {
 pub(crate) struct Matern12;
 
 impl Radial for Matern12 {
+    #[inline(always)]
     fn eval(&self, r2: f64) -> (f64, f64) {
         let r = r2.sqrt();
-        let f = (-r).exp();
+        let f = exp(-r);
         // h is unbounded at r = 0, but it is only ever multiplied by quantities that
         // vanish there (Δ² ≤ r², Δ): use the one-sided limit 0 of those products.
         let h = if r > 0.0 { f / r } else { 0.0 };
@@ -45,9 +49,10 @@ impl Radial for Matern12 {
 pub(crate) struct Matern32;
 
 impl Radial for Matern32 {
+    #[inline(always)]
     fn eval(&self, r2: f64) -> (f64, f64) {
         let s = (3.0 * r2).sqrt();
-        let e = (-s).exp();
+        let e = exp(-s);
         ((1.0 + s) * e, 3.0 * e)
     }
 }
@@ -56,9 +61,10 @@ impl Radial for Matern32 {
 pub(crate) struct Matern52;
 
 impl Radial for Matern52 {
+    #[inline(always)]
     fn eval(&self, r2: f64) -> (f64, f64) {
         let s = (5.0 * r2).sqrt();
-        let e = (-s).exp();
+        let e = exp(-s);
         ((1.0 + s + 5.0 * r2 / 3.0) * e, 5.0 / 3.0 * (1.0 + s) * e)
     }
 }
@@ -99,6 +105,7 @@ pub(crate) struct Stationary<R> {
 
 /// Σ_i f(a_i, b_i) with four independent partial sums: a single running sum would
 /// serialise on floating-point add latency and could not be vectorised.
+#[inline(always)]
 fn sum4(a: &[f64], b: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let tail: f64 = ca
@@ -130,6 +137,48 @@ impl<R: Radial> PairKernel for Stationary<R> {
     }
 
     fn column(&self, p: &Prepared, first: usize, zb: &[f64], out: &mut [f64]) {
+        vectorized(ColumnOp {
+            k: self,
+            p,
+            first,
+            zb,
+            out,
+        })
+    }
+
+    fn contract_against(
+        &self,
+        p: &Prepared,
+        first: usize,
+        zb: &[f64],
+        w: &[f64],
+        scratch: &mut Vec<f64>,
+        g: &mut [f64],
+    ) -> f64 {
+        vectorized(ContractOp {
+            k: self,
+            p,
+            first,
+            zb,
+            w,
+            scratch,
+            g,
+        })
+    }
+
+    fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]) {
+        let vh = self.var * self.radial.eval(sq_dist(a, b)).1;
+        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+            *o = -vh * (x - y);
+        }
+    }
+}
+
+impl<R: Radial> Stationary<R> {
+    /// [`PairKernel::column`]'s loops, inlined into [`ColumnOp`] so that they are compiled
+    /// for the SIMD instruction set chosen at run time.
+    #[inline(always)]
+    fn column_loops(&self, p: &Prepared, first: usize, zb: &[f64], out: &mut [f64]) {
         // r² input by input, so that each inner loop runs down a contiguous column.
         out.fill(0.0);
         for (c, z) in zb.iter().enumerate() {
@@ -142,7 +191,9 @@ impl<R: Radial> PairKernel for Stationary<R> {
         }
     }
 
-    fn contract_against(
+    /// [`PairKernel::contract_against`]'s loops, inlined into [`ContractOp`].
+    #[inline(always)]
+    fn contract_loops(
         &self,
         p: &Prepared,
         first: usize,
@@ -183,11 +234,44 @@ impl<R: Radial> PairKernel for Stationary<R> {
         }
         self.var * wk
     }
+}
 
-    fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]) {
-        let vh = self.var * self.radial.eval(sq_dist(a, b)).1;
-        for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-            *o = -vh * (x - y);
-        }
+/// [`Stationary::column_loops`] as a SIMD operation (a closure would be compiled apart from
+/// the instruction set it is dispatched to, unless the compiler chose to inline it).
+struct ColumnOp<'a, R> {
+    k: &'a Stationary<R>,
+    p: &'a Prepared,
+    first: usize,
+    zb: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl<R: Radial> WithSimd for ColumnOp<'_, R> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        self.k.column_loops(self.p, self.first, self.zb, self.out)
+    }
+}
+
+/// [`Stationary::contract_loops`] as a SIMD operation.
+struct ContractOp<'a, R> {
+    k: &'a Stationary<R>,
+    p: &'a Prepared,
+    first: usize,
+    zb: &'a [f64],
+    w: &'a [f64],
+    scratch: &'a mut Vec<f64>,
+    g: &'a mut [f64],
+}
+
+impl<R: Radial> WithSimd for ContractOp<'_, R> {
+    type Output = f64;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> f64 {
+        self.k
+            .contract_loops(self.p, self.first, self.zb, self.w, self.scratch, self.g)
     }
 }

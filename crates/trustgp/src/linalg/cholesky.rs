@@ -147,7 +147,7 @@ impl Cholesky {
     /// The full symmetric `A⁻¹`.
     pub fn inverse(&self) -> Mat<f64> {
         let mut inv = self.inverse_lower();
-        mirror_lower(inv.as_mut());
+        super::mirror_lower(inv.as_mut());
         inv
     }
 
@@ -165,16 +165,6 @@ impl Cholesky {
             self.par.faer(),
         );
         out
-    }
-}
-
-/// Copy the lower triangle of a square matrix onto its strict upper triangle.
-pub fn mirror_lower(mut a: MatMut<'_, f64>) {
-    let n = a.nrows();
-    for j in 0..n {
-        for i in 0..j {
-            a[(i, j)] = a[(j, i)];
-        }
     }
 }
 

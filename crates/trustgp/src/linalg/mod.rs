@@ -1,11 +1,17 @@
 //! Dense linear algebra on faer: Cholesky with recorded jitter escalation, solves,
-//! log-determinants and inverses.
+//! log-determinants and inverses, and the allocator setting that lets repeated evaluations
+//! reuse their matrices' memory.
 
+mod allocator;
 mod cholesky;
 mod parallelism;
+mod symmetric;
 
-pub use cholesky::{mirror_lower, Cholesky, JITTER_CAP, JITTER_START};
+pub use allocator::reuse_freed_memory;
+
+pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
 pub use parallelism::{parallelism_for, Parallelism};
+pub use symmetric::mirror_lower;
 
 /// Errors of the linear-algebra layer.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]

@@ -57,7 +57,7 @@ impl<C: Covariance, M: PriorMean> ConjugatePosterior<C, M> {
         par: Parallelism,
     ) -> Result<Self, LinalgError> {
         let build = || {
-            let mut k = kernel.matrix(x.as_ref());
+            let mut k = kernel.matrix_lower(x.as_ref());
             for (i, di) in d.iter().enumerate() {
                 k[(i, i)] += di;
             }

@@ -104,19 +104,23 @@ const EXPRS: [&str; 12] = [
 ];
 
 #[test]
-fn matrix_cross_and_diag_agree() {
+fn matrix_its_lower_triangle_cross_and_diag_agree() {
     let mut rng = Lcg::new(7);
     for n in [9, 300] {
         let x = rng.matrix(n, 3);
         for expr in EXPRS {
             let k = kernel_for(expr, x.as_ref(), &mut rng);
             let m = k.matrix(x.as_ref());
+            let lower = k.matrix_lower(x.as_ref());
             let c = k.cross(x.as_ref(), x.as_ref());
             let d = k.diag(x.as_ref());
             for a in 0..n {
                 assert_eq!(d[a], m[(a, a)], "{expr}: diag");
                 for b in 0..n {
                     assert_eq!(m[(a, b)], m[(b, a)], "{expr}: symmetry");
+                    if a >= b {
+                        assert_eq!(lower[(a, b)], m[(a, b)], "{expr}: lower triangle");
+                    }
                     if a == b && expr.contains("white") {
                         // White noise adds to matrix(x) but never to cross(x, x).
                         assert!(m[(a, a)] > c[(a, a)] + 1e-3, "{expr}: white diagonal");
