@@ -14,6 +14,10 @@ use super::pair::PairKernel;
 /// it the rayon overhead outweighs the gain (≈ n = 256 for a symmetric matrix).
 const PAR_MIN_PAIRS: usize = 256 * 257 / 2;
 
+/// Columns per block of a parallel contraction: small enough for the blocks to balance the
+/// triangular work over the threads, large enough to amortise one accumulator each.
+const FOLD_BLOCK: usize = 32;
+
 /// Inputs restricted to a kernel's active columns and scaled per column
 /// (z_c = s_c·x_c), stored both row-major (one observation contiguous, for
 /// pointwise work) and column-major (one input contiguous, so that loops down a
@@ -158,7 +162,8 @@ fn column_slice<'a>(w: MatRef<'a, f64>, b: usize) -> &'a [f64] {
 }
 
 /// Folds `column(acc, b)` over the columns `0..n` into one accumulator of `ns` shape
-/// parameters, in parallel when `large`.
+/// parameters, in parallel when `large`. Columns are folded in fixed blocks whose partial sums
+/// are added in block order, so the result does not depend on how threads pick up the work.
 fn fold_columns(
     n: usize,
     large: bool,
@@ -166,10 +171,14 @@ fn fold_columns(
     column: impl Fn(Acc, usize) -> Acc + Send + Sync,
 ) -> (f64, Vec<f64>) {
     let acc = if large {
-        (0..n)
+        let blocks: Vec<Acc> = (0..n.div_ceil(FOLD_BLOCK))
             .into_par_iter()
-            .fold(|| Acc::zero(ns), &column)
-            .reduce(|| Acc::zero(ns), Acc::merge)
+            .map(|blk| {
+                let cols = blk * FOLD_BLOCK..((blk + 1) * FOLD_BLOCK).min(n);
+                cols.fold(Acc::zero(ns), &column)
+            })
+            .collect();
+        blocks.into_iter().fold(Acc::zero(ns), Acc::merge)
     } else {
         (0..n).fold(Acc::zero(ns), column)
     };

@@ -320,6 +320,26 @@ impl MultiOutputKernel {
     }
 }
 
+/// Parallel blocks of the gradient contraction: each carries its own (distinct rows)²
+/// accumulator, so a few blocks of equal work are better than many small ones.
+const CONTRACT_BLOCKS: usize = 4;
+
+/// Splits the columns `0..n` of a lower triangle into at most `parts` consecutive ranges
+/// holding about the same number of entries (column j holds n − j).
+fn balanced_column_blocks(n: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
+    let total = n * (n + 1) / 2;
+    let mut blocks = Vec::new();
+    let (mut start, mut seen) = (0, 0);
+    for j in 0..n {
+        seen += n - j;
+        if seen * parts >= total * (blocks.len() + 1) || j + 1 == n {
+            blocks.push(start..j + 1);
+            start = j + 1;
+        }
+    }
+    blocks
+}
+
 impl Covariance for MultiOutputKernel {
     // The flat unconstrained parameter vector: per term, the kernel's log-parameters, then
     // `vec(A)`, then `ln κ`.
@@ -460,9 +480,7 @@ impl Covariance for MultiOutputKernel {
             // The kernel's parameters see W ∘ B[t_a, t_b], folded onto the distinct rows (the
             // contraction is linear in W); G_pq = Σ_ab W_ab κ_ab [t_a = p][t_b = q] over the
             // full symmetric W. Only lower triangles are read and written.
-            let mut wu = Mat::<f64>::zeros(nu, nu);
-            let mut g = Mat::<f64>::zeros(t, t);
-            for j in 0..n {
+            let column = |(mut wu, mut g): (Mat<f64>, Mat<f64>), j: usize| {
                 let (tj, rj) = (task[j], r[j]);
                 let bj = b.col_as_slice(tj);
                 let kj = k.col_as_slice(rj);
@@ -480,7 +498,16 @@ impl Covariance for MultiOutputKernel {
                         g[(tj, ti)] += kv;
                     }
                 }
-            }
+                (wu, g)
+            };
+            let zero = || (Mat::<f64>::zeros(nu, nu), Mat::<f64>::zeros(t, t));
+            // Blocks of columns in parallel, each into its own accumulators, added in block
+            // order so that the sum does not depend on thread scheduling.
+            let parts: Vec<_> = balanced_column_blocks(n, CONTRACT_BLOCKS)
+                .into_par_iter()
+                .map(|cols| cols.fold(zero(), column))
+                .collect();
+            let (wu, g) = (parts.into_iter()).fold(zero(), |(a, ga), (b, gb)| (a + b, ga + gb));
             let nk = m.kernel.n_params();
             m.kernel
                 .grad_contract(unique.as_ref(), wu.as_ref(), &mut out[offset..offset + nk]);
@@ -596,6 +623,23 @@ mod tests {
         }
         k.set_params(&p0).unwrap();
         assert_eq!(k.params(), p0);
+    }
+
+    #[test]
+    fn column_blocks_cover_the_triangle_in_order_with_balanced_work() {
+        for n in [1, 2, 5, 100, 1152] {
+            let blocks = balanced_column_blocks(n, 4);
+            assert!(blocks.len() <= 4 && blocks[0].start == 0 && blocks.last().unwrap().end == n);
+            assert!(blocks.windows(2).all(|w| w[0].end == w[1].start));
+            if n >= 100 {
+                let work = |r: &std::ops::Range<usize>| r.clone().map(|j| n - j).sum::<usize>();
+                let quarter = n * (n + 1) / 8;
+                assert!(
+                    blocks.iter().all(|b| work(b).abs_diff(quarter) <= n),
+                    "n = {n}"
+                );
+            }
+        }
     }
 
     #[test]

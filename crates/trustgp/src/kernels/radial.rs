@@ -4,6 +4,7 @@
 use super::engine::Prepared;
 use super::pair::PairKernel;
 use super::simd::{exp, vectorized};
+use crate::linalg::sum_pairs;
 use pulp::{Simd, WithSimd};
 
 /// The unit-variance profile f(r²) of a radial kernel.
@@ -103,26 +104,6 @@ pub(crate) struct Stationary<R> {
     pub radial: R,
 }
 
-/// Σ_i f(a_i, b_i) with four independent partial sums: a single running sum would
-/// serialise on floating-point add latency and could not be vectorised.
-#[inline(always)]
-fn sum4(a: &[f64], b: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| f(*x, *y))
-        .sum();
-    let mut lanes = [0.0; 4];
-    for (x, y) in ca.zip(cb) {
-        for l in 0..4 {
-            lanes[l] += f(x[l], y[l]);
-        }
-    }
-    lanes.iter().sum::<f64>() + tail
-}
-
 fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
@@ -216,7 +197,7 @@ impl<R: Radial> Stationary<R> {
             let (fv, hv) = self.radial.eval(*r);
             (*f, *h) = (fv, wa * hv);
         }
-        let wk = sum4(w, f, |wa, f| wa * f);
+        let wk = sum_pairs(w, f, |wa, f| wa * f);
         if R::HAS_SHAPE {
             let shape = (r2.iter().zip(f.iter()).zip(w))
                 .map(|((r, f), wa)| wa * self.radial.shape_grad(*r, *f))
@@ -225,11 +206,11 @@ impl<R: Radial> Stationary<R> {
         }
         // ∂k/∂log ℓ_c = var·h·Δz_c² (isotropic: var·h·r²).
         if self.iso {
-            g[0] += self.var * sum4(r2, wh, |r, h| r * h);
+            g[0] += self.var * sum_pairs(r2, wh, |r, h| r * h);
         } else {
             for (c, z) in zb.iter().enumerate() {
                 let col = &p.column(c)[first..first + len];
-                g[c] += self.var * sum4(col, wh, |x, h| h * (x - z) * (x - z));
+                g[c] += self.var * sum_pairs(col, wh, |x, h| h * (x - z) * (x - z));
             }
         }
         self.var * wk

@@ -5,12 +5,14 @@
 mod allocator;
 mod cholesky;
 mod parallelism;
+mod reduce;
 mod symmetric;
 
 pub use allocator::reuse_freed_memory;
 
 pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
 pub use parallelism::{parallelism_for, Parallelism};
+pub(crate) use reduce::sum_pairs;
 pub use symmetric::mirror_lower;
 
 /// Errors of the linear-algebra layer.

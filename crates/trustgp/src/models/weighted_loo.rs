@@ -20,7 +20,7 @@ use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::{Accum, Mat, MatRef};
 
 use crate::kernels::Covariance;
-use crate::linalg::{Cholesky, LinalgError, Parallelism};
+use crate::linalg::{sum_pairs, Cholesky, LinalgError, Parallelism};
 use crate::robust::ImqWeights;
 
 /// The frozen per-entry quantities of a robust conjugate objective.
@@ -113,7 +113,7 @@ fn factor<C: Covariance>(
     for j in 0..n {
         let d = p[(j, j)];
         // [K P]_jj / P_jj: no cancellation even when n_j is huge (an outlier).
-        let kp: f64 = (0..n).map(|i| k[(i, j)] * p[(i, j)]).sum();
+        let kp = sum_pairs(k.col_as_slice(j), p.col_as_slice(j), |a, b| a * b);
         let s = (kp / d).max(0.0);
         let r = sigma2[j] * terms.weights.g[j] + alpha[j] / d;
         mean.push(terms.y[j] - r);
@@ -188,7 +188,10 @@ pub fn weighted_loo<C: Covariance>(
     let pm = &f.p * &hv;
     let pv: Vec<f64> = (0..n).map(|i| pm[(i, 0)]).collect();
     // Lower triangle of M_s = −P diag(e) P − ½(α pᵀ + p αᵀ).
-    let ep = Mat::from_fn(n, n, |i, j| e[i] * f.p[(i, j)]);
+    let mut ep = f.p.clone();
+    for j in 0..n {
+        (ep.col_as_slice_mut(j).iter_mut().zip(&e)).for_each(|(v, ei)| *v *= ei);
+    }
     let mut ms = Mat::<f64>::zeros(n, n);
     matmul(
         ms.as_mut(),
@@ -202,8 +205,10 @@ pub fn weighted_loo<C: Covariance>(
         par.faer(),
     );
     for j in 0..n {
-        for i in j..n {
-            ms[(i, j)] -= 0.5 * (f.alpha[i] * pv[j] + pv[i] * f.alpha[j]);
+        let (aj, pj) = (f.alpha[j], pv[j]);
+        let col = &mut ms.col_as_slice_mut(j)[j..];
+        for ((m, ai), pi) in col.iter_mut().zip(&f.alpha[j..]).zip(&pv[j..]) {
+            *m -= 0.5 * (ai * pj + pi * aj);
         }
     }
     let mut grad = vec![0.0; cov.n_params() + noise.len()];
