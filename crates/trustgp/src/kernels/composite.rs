@@ -172,12 +172,13 @@ pub(crate) fn sum_contract(
     w: MatRef<'_, f64>,
     s: f64,
     out: &mut [f64],
+    mut values: Option<&mut Mat<f64>>,
 ) -> f64 {
     let slices = param_slices(terms, out);
     terms
         .iter()
         .zip(slices)
-        .map(|(t, o)| t.contract_scaled(target, w, s, o))
+        .map(|(t, o)| t.contract_scaled(target, w, s, o, values.as_deref_mut()))
         .sum()
 }
 
@@ -190,16 +191,27 @@ pub(crate) fn product_contract(
     w: MatRef<'_, f64>,
     s: f64,
     out: &mut [f64],
+    values: Option<&mut Mat<f64>>,
 ) -> f64 {
     let (c, rest) = split_constants(factors, s);
     let mut slices = param_slices(factors, out);
     let wk = match rest.as_slice() {
-        [] => c * weight_sum(target, w),
-        [(i, f)] => f.contract_scaled(target, w, c, slices[*i]),
+        [] => {
+            if let Some(v) = values {
+                (0..v.ncols()).for_each(|j| v.col_as_slice_mut(j).iter_mut().for_each(|e| *e += c));
+            }
+            c * weight_sum(target, w)
+        }
+        [(i, f)] => f.contract_scaled(target, w, c, slices[*i], values),
         many => {
             let mats: Vec<Mat<f64>> = (many.iter())
                 .map(|(_, f)| f.evaluate(target, 1.0))
                 .collect();
+            if let Some(v) = values {
+                let mut product = mats[0].clone() * faer::Scale(c);
+                mats[1..].iter().for_each(|m| hadamard(&mut product, m));
+                add(v, &product);
+            }
             let mut wk = 0.0;
             for (j, (i, f)) in many.iter().enumerate() {
                 // The strict upper triangle of W may be garbage; it stays unread.
@@ -208,7 +220,7 @@ pub(crate) fn product_contract(
                     .filter(|(g, _)| *g != j)
                     .for_each(|(_, m)| hadamard(&mut wf, m));
                 // Every factor returns the same Σ W∘K.
-                wk = f.contract_scaled(target, wf.as_ref(), c, slices[*i]);
+                wk = f.contract_scaled(target, wf.as_ref(), c, slices[*i], None);
             }
             wk
         }

@@ -5,7 +5,7 @@
 //! so that both the output and the weight matrix W are read contiguously
 //! (faer is column-major). Large problems are split over columns with rayon.
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 
 use super::pair::PairKernel;
@@ -208,20 +208,48 @@ pub(crate) fn contract<K: PairKernel>(k: &K, p: &Prepared, w: MatRef<'_, f64>) -
 }
 
 /// Returns (Σ_ab W_ab k(x1_a, x2_b), Σ_ab W_ab ∂k(x1_a, x2_b)/∂log θ for each non-variance θ)
-/// for a general n1×n2 weight matrix `w`.
+/// for a general n1×n2 weight matrix `w`; with `values`, also adds k(x1_a, x2_b) to it (an
+/// n1×n2 matrix), from the same pass. Columns are processed in fixed blocks whose partial sums
+/// are added in block order, as in [`fold_columns`].
 pub(crate) fn contract_cross<K: PairKernel>(
     k: &K,
     p1: &Prepared,
     p2: &Prepared,
     w: MatRef<'_, f64>,
+    values: Option<&mut Mat<f64>>,
 ) -> (f64, Vec<f64>) {
     with_contiguous(w, |w| {
-        let column = |mut acc: Acc, b: usize| {
-            let wcol = column_slice(w, b);
-            acc.wk += k.contract_against(p1, 0, p2.row(b), wcol, &mut acc.scratch, &mut acc.g);
+        let ns = k.n_shape();
+        // Columns b0.. of one block; `vals` holds the block's columns of `values`.
+        let block = |b0: usize, width: usize, mut vals: Option<MatMut<'_, f64>>| {
+            let mut acc = Acc::zero(ns);
+            for j in 0..width {
+                let (b, wcol) = (b0 + j, column_slice(w, b0 + j));
+                let (zb, scratch, g) = (p2.row(b), &mut acc.scratch, &mut acc.g);
+                acc.wk += match vals.as_mut() {
+                    Some(v) => {
+                        let col = v.as_mut().col_mut(j).try_as_col_major_mut();
+                        let col = col.expect("owned matrices are column-major").as_slice_mut();
+                        k.contract_against_adding_values(p1, 0, zb, wcol, scratch, g, col)
+                    }
+                    None => k.contract_against(p1, 0, zb, wcol, scratch, g),
+                };
+            }
             acc
         };
-        fold_columns(p2.n, p1.n * p2.n >= PAR_MIN_PAIRS, k.n_shape(), column)
+        let n = p2.n;
+        let blocks: Vec<Acc> = match (values, p1.n * n >= PAR_MIN_PAIRS) {
+            (Some(v), true) => (v.as_mut().par_col_chunks_mut(FOLD_BLOCK).enumerate())
+                .map(|(i, vc)| block(i * FOLD_BLOCK, vc.ncols(), Some(vc)))
+                .collect(),
+            (None, true) => (0..n.div_ceil(FOLD_BLOCK))
+                .into_par_iter()
+                .map(|i| block(i * FOLD_BLOCK, FOLD_BLOCK.min(n - i * FOLD_BLOCK), None))
+                .collect(),
+            (v, false) => vec![block(0, n, v.map(|v| v.as_mut()))],
+        };
+        let acc = blocks.into_iter().fold(Acc::zero(ns), Acc::merge);
+        (acc.wk, acc.g)
     })
 }
 

@@ -59,13 +59,16 @@ impl BaseKernel {
     /// Adds Σ W∘∂(sK)/∂log θ to `out` (this kernel's parameters only) and returns
     /// Σ W∘(sK), which is also the derivative with respect to log var. `w` has the shape of
     /// the kernel on `target`; for a symmetric target only its lower triangle is read.
+    /// `values`, allowed for a cross target only, receives sK added to it.
     pub(crate) fn contract_scaled(
         &self,
         target: Target<'_>,
         w: MatRef<'_, f64>,
         s: f64,
         out: &mut [f64],
+        values: Option<&mut Mat<f64>>,
     ) -> f64 {
+        debug_assert!(values.is_none() || matches!(target, Target::Cross(..)));
         let x = target.first();
         let (wk, shape) = match self.evaluator(s, x.ncols()) {
             Some((pair, dims, scale)) => {
@@ -74,7 +77,7 @@ impl BaseKernel {
                     Target::Symmetric(_) => with_pair!(&pair, k => engine::contract(k, &p, w)),
                     Target::Cross(_, x2) => {
                         let p2 = Prepared::new(x2, dims, scale);
-                        with_pair!(&pair, k => engine::contract_cross(k, &p, &p2, w))
+                        with_pair!(&pair, k => engine::contract_cross(k, &p, &p2, w, values))
                     }
                     Target::Diag(_) => {
                         let wd: Vec<f64> = (0..w.nrows()).map(|i| w[(i, 0)]).collect();

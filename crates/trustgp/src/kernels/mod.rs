@@ -165,7 +165,7 @@ impl Kernel {
             w.nrows() == x.nrows() && w.ncols() == x.nrows(),
             "grad_contract: W must be n×n"
         );
-        self.contract_scaled(Target::Symmetric(x), w, 1.0, out);
+        self.contract_scaled(Target::Symmetric(x), w, 1.0, out, None);
     }
 
     /// Adds Σ_{a,b} W_ab ∂K_ab/∂(log θ_j) to `out[j]` for every hyperparameter, where
@@ -189,7 +189,33 @@ impl Kernel {
             w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
             "grad_contract_cross: W must be n1×n2 and the inputs need the same columns"
         );
-        self.contract_scaled(Target::Cross(x1, x2), w, 1.0, out);
+        self.contract_scaled(Target::Cross(x1, x2), w, 1.0, out, None);
+    }
+
+    /// [`Kernel::grad_contract_cross`] that also returns [`Kernel::cross`]`(x1, x2)`, taken
+    /// from the same pass over the pairs instead of evaluating the kernel a second time.
+    ///
+    /// # Panics
+    /// As for [`Kernel::grad_contract_cross`].
+    pub fn cross_and_grad_contract(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        out: &mut [f64],
+    ) -> Mat<f64> {
+        assert_eq!(
+            out.len(),
+            self.n_params(),
+            "cross_and_grad_contract: out needs one slot per parameter"
+        );
+        assert!(
+            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
+            "cross_and_grad_contract: W must be n1×n2 and the inputs need the same columns"
+        );
+        let mut values = Mat::zeros(x1.nrows(), x2.nrows());
+        self.contract_scaled(Target::Cross(x1, x2), w, 1.0, out, Some(&mut values));
+        values
     }
 
     /// Adds Σ_a w_a ∂K_aa/∂(log θ_j) to `out[j]` for every hyperparameter, where K_aa is
@@ -205,7 +231,7 @@ impl Kernel {
         );
         assert_eq!(w.len(), x.nrows(), "grad_contract_diag: one weight per row");
         let wm = MatRef::from_column_major_slice(w, w.len(), 1);
-        self.contract_scaled(Target::Diag(x), wm, 1.0, out);
+        self.contract_scaled(Target::Diag(x), wm, 1.0, out, None);
     }
 
     /// G[a, c] = Σ_b W_ab ∂k(x1_a, x2_b)/∂x1_{a,c}: the gradient of Σ W∘cross(x1, x2) with
@@ -269,18 +295,22 @@ impl Kernel {
         }
     }
 
-    /// Adds Σ W∘∂(sK)/∂log θ to `out` and returns Σ W∘(sK), K evaluated on `target`.
+    /// Adds Σ W∘∂(sK)/∂log θ to `out` and returns Σ W∘(sK), K evaluated on `target`;
+    /// `values` (cross targets only) receives sK added to it.
     fn contract_scaled(
         &self,
         target: Target<'_>,
         w: MatRef<'_, f64>,
         s: f64,
         out: &mut [f64],
+        values: Option<&mut Mat<f64>>,
     ) -> f64 {
         match self {
-            Kernel::Base(b) => b.contract_scaled(target, w, s, out),
-            Kernel::Sum(terms) => composite::sum_contract(terms, target, w, s, out),
-            Kernel::Product(factors) => composite::product_contract(factors, target, w, s, out),
+            Kernel::Base(b) => b.contract_scaled(target, w, s, out, values),
+            Kernel::Sum(terms) => composite::sum_contract(terms, target, w, s, out, values),
+            Kernel::Product(factors) => {
+                composite::product_contract(factors, target, w, s, out, values)
+            }
         }
     }
 

@@ -38,6 +38,25 @@ pub(crate) trait PairKernel: Sync {
         self.column(p, first, zb, scratch);
         scratch.iter().zip(w).map(|(k, w)| k * w).sum()
     }
+    /// [`PairKernel::contract_against`], also adding k(x_a, zb) to `values[i]` (one entry per
+    /// weight): the kernel values a contraction computes anyway, for callers that need both.
+    #[allow(clippy::too_many_arguments)]
+    fn contract_against_adding_values(
+        &self,
+        p: &Prepared,
+        first: usize,
+        zb: &[f64],
+        w: &[f64],
+        scratch: &mut Vec<f64>,
+        g: &mut [f64],
+        values: &mut [f64],
+    ) -> f64 {
+        let wk = self.contract_against(p, first, zb, w, scratch, g);
+        let mut column = vec![0.0; values.len()];
+        self.column(p, first, zb, &mut column);
+        values.iter_mut().zip(&column).for_each(|(v, k)| *v += k);
+        wk
+    }
     /// Writes ∂k(a, b)/∂a_c (prepared coordinates) into `out`.
     fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]);
 }

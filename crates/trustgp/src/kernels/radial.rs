@@ -147,6 +147,27 @@ impl<R: Radial> PairKernel for Stationary<R> {
         })
     }
 
+    fn contract_against_adding_values(
+        &self,
+        p: &Prepared,
+        first: usize,
+        zb: &[f64],
+        w: &[f64],
+        scratch: &mut Vec<f64>,
+        g: &mut [f64],
+        values: &mut [f64],
+    ) -> f64 {
+        let wk = self.contract_against(p, first, zb, w, scratch, g);
+        // The contraction left the profile f(r²) in the second third of `scratch`; var·f is
+        // bit for bit what `column` computes.
+        let f = &scratch[w.len()..2 * w.len()];
+        values
+            .iter_mut()
+            .zip(f)
+            .for_each(|(v, f)| *v += self.var * f);
+        wk
+    }
+
     fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]) {
         let vh = self.var * self.radial.eval(sq_dist(a, b)).1;
         for ((o, x), y) in out.iter_mut().zip(a).zip(b) {

@@ -59,6 +59,36 @@ fn grad_contract_cross_matches_finite_differences() {
     }
 }
 
+/// `cross_and_grad_contract` returns `cross` (to round-off: products may scale in another
+/// order) and exactly the gradient of `grad_contract_cross`.
+fn check_values(expr: &str, n1: usize, n2: usize, rng: &mut Lcg) {
+    let (x1, x2) = (rng.matrix(n1, 3), rng.matrix(n2, 3));
+    let k = kernel_for(expr, x1.as_ref(), rng);
+    let w = Mat::from_fn(n1, n2, |_, _| rng.uniform(-1.0, 1.0));
+    let (mut g, mut g_both) = (vec![0.0; k.n_params()], vec![0.0; k.n_params()]);
+    k.grad_contract_cross(x1.as_ref(), x2.as_ref(), w.as_ref(), &mut g);
+    let values = k.cross_and_grad_contract(x1.as_ref(), x2.as_ref(), w.as_ref(), &mut g_both);
+    assert_eq!(g, g_both, "{expr}: gradient");
+    let cross = k.cross(x1.as_ref(), x2.as_ref());
+    for b in 0..n2 {
+        for a in 0..n1 {
+            assert_close(values[(a, b)], cross[(a, b)], 1e-14, 1e-300, expr);
+        }
+    }
+}
+
+#[test]
+fn cross_and_grad_contract_agree_with_cross_and_grad_contract_cross() {
+    let mut rng = Lcg::new(73);
+    for expr in EXPRS {
+        check_values(expr, 7, 5, &mut rng);
+    }
+    // Large enough to take the parallel path, over several column blocks.
+    for expr in ["se", "const * matern52 + per", "(se + lin) * rq"] {
+        check_values(expr, 300, 230, &mut rng);
+    }
+}
+
 #[test]
 fn grad_contract_diag_matches_finite_differences() {
     let mut rng = Lcg::new(72);

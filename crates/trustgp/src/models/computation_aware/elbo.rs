@@ -197,9 +197,9 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     }
     let mut grad_k = vec![0.0; state.kernel.n_params()];
     for ch in acts.chunks(n) {
-        let kr = chunk_columns(&state.kernel, x, &ch);
         let w = v.as_ref().subcols(ch.cols.start, ch.cols.len()) * on_chunk(s, &ch).transpose();
-        state.kernel.grad_contract_cross(
+        // k(X, X_R) comes out of the contraction's own pass over the pairs.
+        let kr = state.kernel.cross_and_grad_contract(
             x,
             x.subrows(ch.rows.start, ch.rows.len()),
             w.as_ref(),
