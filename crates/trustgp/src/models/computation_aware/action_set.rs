@@ -23,6 +23,23 @@ use crate::models::ModelError;
 /// Most training rows whose kernel columns are held at once: `k(X, X_chunk)` is n×512.
 const CHUNK_ROWS: usize = 512;
 
+/// Most bytes of an n×chunk matrix of kernel columns. Blocks below 32 MiB are reused by the
+/// allocator from one chunk to the next (see `linalg::reuse_freed_memory`); larger ones are
+/// mapped and page-faulted in afresh for every chunk, which at n = 36 000 and 512 rows
+/// (147 MB) cost more than the smaller matrix products.
+const CHUNK_BYTES: usize = 24 << 20;
+
+/// Chunk rows are a multiple of this, so that the contraction's blocks of columns (32 wide)
+/// split a chunk evenly over the threads.
+const CHUNK_QUANTUM: usize = 64;
+
+/// Rows per chunk for `n` training rows: [`CHUNK_ROWS`], or fewer if the n×chunk matrix would
+/// exceed [`CHUNK_BYTES`] (never fewer than [`CHUNK_QUANTUM`]).
+fn chunk_rows(n: usize) -> usize {
+    let fit = CHUNK_BYTES / (8 * n.max(1));
+    (fit / CHUNK_QUANTUM * CHUNK_QUANTUM).clamp(CHUNK_QUANTUM, CHUNK_ROWS)
+}
+
 /// The actions of a CaGP, as stored and as given to [`super::CaGp::from_parts`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Actions {
@@ -122,9 +139,10 @@ impl ActionSet {
 
     /// The chunks of `n` rows over which the kernel is streamed.
     pub(crate) fn chunks(&self, n: usize) -> Vec<Chunk> {
+        let size = chunk_rows(n);
         let split = |rows: Range<usize>, cols: Range<usize>| {
-            rows.clone().step_by(CHUNK_ROWS).map(move |s| Chunk {
-                rows: s..(s + CHUNK_ROWS).min(rows.end),
+            rows.clone().step_by(size).map(move |s| Chunk {
+                rows: s..(s + size).min(rows.end),
                 cols: cols.clone(),
             })
         };
@@ -249,6 +267,28 @@ impl ProjectedNoise {
                 let t_inv = chol.inverse();
                 Mat::from_fn(i, i, |r, c| 0.5 * t_inv[(r, c)] + g_bar[(r, c)])
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod chunk_tests {
+    use super::*;
+
+    #[test]
+    fn chunks_shrink_with_n_to_keep_kernel_columns_under_the_byte_cap() {
+        assert_eq!(chunk_rows(1), CHUNK_ROWS);
+        assert_eq!(chunk_rows(4_000), CHUNK_ROWS);
+        assert_eq!(chunk_rows(10_000), 256);
+        assert_eq!(chunk_rows(36_000), 64);
+        assert_eq!(chunk_rows(10_000_000), CHUNK_QUANTUM);
+        for n in [100, 4_000, 10_000, 36_000, 100_000] {
+            let rows = chunk_rows(n);
+            assert!(rows % CHUNK_QUANTUM == 0 && rows <= CHUNK_ROWS);
+            assert!(
+                rows == CHUNK_QUANTUM || 8 * n * rows <= CHUNK_BYTES,
+                "n = {n}"
+            );
         }
     }
 }
