@@ -275,14 +275,8 @@ pub(crate) fn grad_first_contract<K: PairKernel>(
     let wt = w.transpose().to_owned();
     let m = p1.dims.len();
     let row = |a: usize| {
-        let (mut acc, mut buf) = (vec![0.0; m], vec![0.0; m]);
-        let wa = wt.col_as_slice(a);
-        for (b, &wab) in wa.iter().enumerate() {
-            if wab != 0.0 {
-                k.grad_first(p1.row(a), p2.row(b), &mut buf);
-                acc.iter_mut().zip(&buf).for_each(|(s, g)| *s += wab * g);
-            }
-        }
+        let (mut acc, mut scratch) = (vec![0.0; m], Vec::new());
+        k.grad_first_contract_row(p1.row(a), p2, wt.col_as_slice(a), &mut scratch, &mut acc);
         acc
     };
     let rows: Vec<Vec<f64>> = if p1.n * p2.n >= PAR_MIN_PAIRS {

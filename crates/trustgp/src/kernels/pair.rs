@@ -59,6 +59,25 @@ pub(crate) trait PairKernel: Sync {
     }
     /// Writes ∂k(a, b)/∂a_c (prepared coordinates) into `out`.
     fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]);
+    /// Writes Σ_b w_b ∂k(za, x_b)/∂za_c (prepared coordinates) over the rows b of `p` into
+    /// `out` (one entry per active input); `scratch` is working space.
+    fn grad_first_contract_row(
+        &self,
+        za: &[f64],
+        p: &Prepared,
+        w: &[f64],
+        _scratch: &mut Vec<f64>,
+        out: &mut [f64],
+    ) {
+        out.fill(0.0);
+        let mut buf = vec![0.0; out.len()];
+        for (b, &wb) in w.iter().enumerate() {
+            if wb != 0.0 {
+                self.grad_first(za, p.row(b), &mut buf);
+                out.iter_mut().zip(&buf).for_each(|(s, g)| *s += wb * g);
+            }
+        }
+    }
 }
 
 /// Periodic kernel on u = π x / p: var·exp(−2 Σ_d sin²(u_d − u'_d)/ℓ_d²).

@@ -168,6 +168,24 @@ impl<R: Radial> PairKernel for Stationary<R> {
         wk
     }
 
+    fn grad_first_contract_row(
+        &self,
+        za: &[f64],
+        p: &Prepared,
+        w: &[f64],
+        scratch: &mut Vec<f64>,
+        out: &mut [f64],
+    ) {
+        vectorized(GradRowOp {
+            k: self,
+            za,
+            p,
+            w,
+            scratch,
+            out,
+        })
+    }
+
     fn grad_first(&self, a: &[f64], b: &[f64], out: &mut [f64]) {
         let vh = self.var * self.radial.eval(sq_dist(a, b)).1;
         for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
@@ -235,6 +253,57 @@ impl<R: Radial> Stationary<R> {
             }
         }
         self.var * wk
+    }
+}
+
+impl<R: Radial> Stationary<R> {
+    /// [`PairKernel::grad_first_contract_row`]'s loops, inlined into [`GradRowOp`]:
+    /// ∂k(za, x_b)/∂za_c = −var·h_b·(za_c − x_bc), so the row's sum is
+    /// −var·Σ_b u_b (za_c − x_bc) with u_b = w_b h_b, every loop running down a contiguous
+    /// input column.
+    #[inline(always)]
+    fn grad_row_loops(
+        &self,
+        za: &[f64],
+        p: &Prepared,
+        w: &[f64],
+        scratch: &mut Vec<f64>,
+        out: &mut [f64],
+    ) {
+        scratch.clear();
+        scratch.resize(w.len(), 0.0);
+        for (c, z) in za.iter().enumerate() {
+            for (r2, x) in scratch.iter_mut().zip(p.column(c)) {
+                *r2 += (x - z) * (x - z);
+            }
+        }
+        // r² becomes u = w·h in place.
+        for (u, wb) in scratch.iter_mut().zip(w) {
+            *u = wb * self.radial.eval(*u).1;
+        }
+        for ((o, z), c) in out.iter_mut().zip(za).zip(0..) {
+            *o = -self.var * sum_pairs(scratch, p.column(c), |u, x| u * (z - x));
+        }
+    }
+}
+
+/// [`Stationary::grad_row_loops`] as a SIMD operation.
+struct GradRowOp<'a, R> {
+    k: &'a Stationary<R>,
+    za: &'a [f64],
+    p: &'a Prepared,
+    w: &'a [f64],
+    scratch: &'a mut Vec<f64>,
+    out: &'a mut [f64],
+}
+
+impl<R: Radial> WithSimd for GradRowOp<'_, R> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        self.k
+            .grad_row_loops(self.za, self.p, self.w, self.scratch, self.out)
     }
 }
 
