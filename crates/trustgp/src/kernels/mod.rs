@@ -180,15 +180,7 @@ impl Kernel {
         w: MatRef<'_, f64>,
         out: &mut [f64],
     ) {
-        assert_eq!(
-            out.len(),
-            self.n_params(),
-            "grad_contract_cross: out needs one slot per parameter"
-        );
-        assert!(
-            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
-            "grad_contract_cross: W must be n1×n2 and the inputs need the same columns"
-        );
+        self.check_cross_contraction(x1, x2, w, out, "grad_contract_cross");
         self.contract_scaled(Target::Cross(x1, x2), w, 1.0, out, None);
     }
 
@@ -204,18 +196,31 @@ impl Kernel {
         w: MatRef<'_, f64>,
         out: &mut [f64],
     ) -> Mat<f64> {
-        assert_eq!(
-            out.len(),
-            self.n_params(),
-            "cross_and_grad_contract: out needs one slot per parameter"
-        );
-        assert!(
-            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
-            "cross_and_grad_contract: W must be n1×n2 and the inputs need the same columns"
-        );
+        self.check_cross_contraction(x1, x2, w, out, "cross_and_grad_contract");
         let mut values = Mat::zeros(x1.nrows(), x2.nrows());
         self.contract_scaled(Target::Cross(x1, x2), w, 1.0, out, Some(&mut values));
         values
+    }
+
+    /// Panics unless `out` has one slot per parameter, `w` is n1×n2 and the inputs have the
+    /// same columns (a programming error of the caller, named by `what`).
+    fn check_cross_contraction(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+        out: &[f64],
+        what: &str,
+    ) {
+        assert_eq!(
+            out.len(),
+            self.n_params(),
+            "{what}: out needs one slot per parameter"
+        );
+        assert!(
+            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
+            "{what}: W must be n1×n2 and the inputs need the same columns"
+        );
     }
 
     /// Adds Σ_a w_a ∂K_aa/∂(log θ_j) to `out[j]` for every hyperparameter, where K_aa is

@@ -104,6 +104,18 @@ pub(crate) struct Stationary<R> {
     pub radial: R,
 }
 
+/// Writes ‖x_a − z‖² for a = first, first+1, … (one per entry of `out`), input by input so
+/// that each inner loop runs down a contiguous column.
+#[inline(always)]
+fn squared_distances(p: &Prepared, first: usize, z: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for (c, zc) in z.iter().enumerate() {
+        for (r2, x) in out.iter_mut().zip(&p.column(c)[first..]) {
+            *r2 += (x - zc) * (x - zc);
+        }
+    }
+}
+
 fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
@@ -199,13 +211,7 @@ impl<R: Radial> Stationary<R> {
     /// for the SIMD instruction set chosen at run time.
     #[inline(always)]
     fn column_loops(&self, p: &Prepared, first: usize, zb: &[f64], out: &mut [f64]) {
-        // r² input by input, so that each inner loop runs down a contiguous column.
-        out.fill(0.0);
-        for (c, z) in zb.iter().enumerate() {
-            for (r2, x) in out.iter_mut().zip(&p.column(c)[first..]) {
-                *r2 += (x - z) * (x - z);
-            }
-        }
+        squared_distances(p, first, zb, out);
         for v in out.iter_mut() {
             *v = self.var * self.radial.eval(*v).0;
         }
@@ -227,11 +233,7 @@ impl<R: Radial> Stationary<R> {
         scratch.resize(3 * len, 0.0);
         let (r2, rest) = scratch.split_at_mut(len);
         let (f, wh) = rest.split_at_mut(len);
-        for (c, z) in zb.iter().enumerate() {
-            for (r, x) in r2.iter_mut().zip(&p.column(c)[first..]) {
-                *r += (x - z) * (x - z);
-            }
-        }
+        squared_distances(p, first, zb, r2);
         for (((r, f), h), wa) in r2.iter().zip(f.iter_mut()).zip(wh.iter_mut()).zip(w) {
             let (fv, hv) = self.radial.eval(*r);
             (*f, *h) = (fv, wa * hv);
@@ -270,13 +272,8 @@ impl<R: Radial> Stationary<R> {
         scratch: &mut Vec<f64>,
         out: &mut [f64],
     ) {
-        scratch.clear();
         scratch.resize(w.len(), 0.0);
-        for (c, z) in za.iter().enumerate() {
-            for (r2, x) in scratch.iter_mut().zip(p.column(c)) {
-                *r2 += (x - z) * (x - z);
-            }
-        }
+        squared_distances(p, 0, za, scratch);
         // r² becomes u = w·h in place.
         for (u, wb) in scratch.iter_mut().zip(w) {
             *u = wb * self.radial.eval(*u).1;
