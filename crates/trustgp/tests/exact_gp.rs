@@ -386,3 +386,85 @@ fn bad_inputs_are_errors_not_panics() {
         .to_string()
         .contains("noise"));
 }
+
+/// Fits `h` with and without profiling the kernel's overall scale.
+fn fit_both_ways(x: &Mat<f64>, y: &[f64], h: &GpHyper) -> (ExactGp, ExactGp) {
+    let fit = |profile_scale| {
+        let opts = FitOptions {
+            profile_scale,
+            ..FitOptions::default()
+        };
+        ExactGp::fit(x.as_ref(), y, h.clone(), &opts).unwrap()
+    };
+    (fit(true), fit(false))
+}
+
+#[test]
+fn profiling_the_scale_reaches_the_same_optimum() {
+    let (x, y) = toy(60, 12);
+    let h = hyper("const * se", Mean::Constant { c: 0.0 }, 0.3, &x);
+    let (p, f) = fit_both_ways(&x, &y, &h);
+    assert!(
+        (p.lml() - f.lml()).abs() < 1e-7 * f.lml().abs(),
+        "{} vs {}",
+        p.lml(),
+        f.lml()
+    );
+    for (a, b) in p.hyper().to_vec().iter().zip(f.hyper().to_vec()) {
+        assert!((a - b).abs() < 1e-3, "{:?} vs {:?}", p.hyper(), f.hyper());
+    }
+    assert_eq!(p.starts().len(), 1);
+    assert!(p.starts()[0].converged);
+
+    // Targets in the thousands without standardisation put the best scale (≈ 1e7) above the
+    // bound on `const` (1e5): the profiled optimum is then continued within the bounds and
+    // must end where the full parameterisation does, with the scale at its bound.
+    let big: Vec<f64> = y.iter().map(|v| 3000.0 * v).collect();
+    let (p, f) = fit_both_ways(&x, &big, &h);
+    assert_eq!(p.starts().len(), 2);
+    assert!(p.starts()[1].message.starts_with("continued within"));
+    assert!((p.hyper().kernel.log_params()[0] - 1e5f64.ln()).abs() < 1e-9);
+    assert!(
+        (p.lml() - f.lml()).abs() < 1e-6 * f.lml().abs(),
+        "{} vs {}",
+        p.lml(),
+        f.lml()
+    );
+}
+
+#[test]
+fn a_fitted_model_is_bit_for_bit_the_model_at_its_hyperparameters() {
+    // With and without a profiled scale: the first reuses the optimiser's last factorisation,
+    // the second refactorises; either way `at` must reproduce it exactly (model files rely on
+    // this).
+    let (x, y) = toy(50, 13);
+    let (xs, _) = toy(9, 14);
+    for expr in ["se + per(period=2)", "const * matern32"] {
+        let h = hyper(expr, Mean::Zero, 0.2, &x);
+        let gp = ExactGp::fit(x.as_ref(), &y, h, &FitOptions::default()).unwrap();
+        let again = ExactGp::at(gp.hyper().clone(), x.as_ref(), &y, 0.0).unwrap();
+        assert_eq!(gp.lml(), again.lml(), "{expr}");
+        assert_eq!(
+            gp.predict(xs.as_ref(), false).unwrap(),
+            again.predict(xs.as_ref(), false).unwrap(),
+            "{expr}"
+        );
+    }
+}
+
+#[test]
+fn targets_equal_to_the_mean_still_fit() {
+    // A zero residual makes the profiled scale ĉ = 0: the fit must fall back to the full
+    // parameterisation instead of failing.
+    let (x, _) = toy(30, 15);
+    let y = vec![0.5; 30];
+    let h = hyper("const * se", Mean::Constant { c: 0.5 }, 0.1, &x);
+    let gp = ExactGp::fit(x.as_ref(), &y, h, &FitOptions::default()).unwrap();
+    assert!(gp.lml().is_finite());
+    let p = gp.predict(x.as_ref(), false).unwrap();
+    assert!(
+        p.mean.iter().all(|m| (m - 0.5).abs() < 1e-6),
+        "{:?}",
+        p.mean
+    );
+}

@@ -61,6 +61,26 @@ impl Kernel {
         Ok(())
     }
 
+    /// The index (in [`Kernel::log_params`]) of a learnable variance that scales the whole
+    /// kernel, `k(x, x') = c · k̃(x, x')` with `k̃` free of `c`, if there is one: the variance of
+    /// a base kernel, or of a product's carrier factor (see [`Kernel::product`]) when that
+    /// factor is a base kernel. A sum has none (each term keeps its own scale).
+    ///
+    /// The exact GP profiles this parameter out of its likelihood.
+    pub fn overall_scale_index(&self) -> Option<usize> {
+        match self {
+            Kernel::Base(b) => b.var_learnable().then_some(0),
+            Kernel::Sum(_) => None,
+            Kernel::Product(factors) => {
+                let carrier = factors
+                    .iter()
+                    .position(|f| matches!(f, Kernel::Base(b) if b.var_learnable()))?;
+                let before: usize = factors[..carrier].iter().map(Kernel::n_params).sum();
+                Some(before)
+            }
+        }
+    }
+
     /// Maps every hyperparameter, in order, given its base kernel's index.
     fn per_param<T>(&self, mut f: impl FnMut(usize, &BaseKernel, ParamRole) -> T) -> Vec<T> {
         let mut out = Vec::new();

@@ -11,6 +11,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt;
 use faer::{Accum, Mat, MatMut, MatRef};
 
+use super::gram::lower_gram_in_place;
 use super::{LinalgError, Parallelism};
 
 /// First jitter tried, relative to the mean diagonal.
@@ -133,14 +134,20 @@ impl Cholesky {
         );
     }
 
-    /// `A⁻¹`, with only its lower triangle (and diagonal) filled in; the strict upper triangle
-    /// is left as zeros. Costs `2n³/3` flops.
+    /// `A⁻¹`, with its lower triangle (and diagonal) filled in; the strict upper triangle is
+    /// unspecified. Costs `2n³/3` flops: `L⁻¹` (faer's recursive triangular inverse), then the
+    /// lower triangle of `L⁻ᵀ L⁻¹` in place by row blocks of GEMMs (see [`lower_gram_in_place`]).
     pub fn inverse_lower(&self) -> Mat<f64> {
         let n = self.n();
+        // Zeroed, because the triangular inverse writes only the lower triangle and the Gram
+        // product reads the upper halves of the diagonal blocks.
         let mut out = Mat::<f64>::zeros(n, n);
-        let par = self.par.faer();
-        let mut buf = MemBuffer::new(llt::inverse::inverse_scratch::<f64>(n, par));
-        llt::inverse::inverse(out.as_mut(), self.l.as_ref(), par, MemStack::new(&mut buf));
+        faer::linalg::triangular_inverse::invert_lower_triangular(
+            out.as_mut(),
+            self.l.as_ref(),
+            self.par.faer(),
+        );
+        lower_gram_in_place(out.as_mut(), self.par);
         out
     }
 

@@ -4,6 +4,7 @@
 
 mod allocator;
 mod cholesky;
+mod gram;
 mod parallelism;
 mod reduce;
 mod symmetric;

@@ -11,16 +11,19 @@
 //! with L-BFGS on the flat log-space vector of [`GpHyper`], from the given start plus seeded
 //! random restarts.
 
+use std::sync::Mutex;
+
 use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
 use super::conjugate::{ConjugatePosterior, Marginals};
-use super::evidence::evidence;
+use super::evidence::{evidence, Scale};
 use super::hyper::GpHyper;
 use super::multistart::maximize;
 pub use super::multistart::StartReport;
+use super::scale_profile::ScaleProfile;
 use super::ModelError;
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
 use crate::optim::LbfgsOptions;
@@ -100,22 +103,65 @@ pub fn log_marginal_likelihood(
     par: Parallelism,
     with_grad: bool,
 ) -> Result<Lml, ModelError> {
+    evaluate(h, x, y, extra_diag, Scale::Given, par, with_grad).map(|e| e.lml)
+}
+
+/// One evaluation of the likelihood, with the posterior it factorised on the way.
+struct Evaluation {
+    /// The likelihood and its gradient with respect to `h.to_vec()`: of the covariance
+    /// `c (K + σ²I)` with `c` = `scale`.
+    lml: Lml,
+    /// 1, or the profiled scale `ĉ`.
+    scale: f64,
+    /// The posterior of `K + σ²I` at `h` (not scaled by `ĉ`).
+    posterior: ConjugatePosterior,
+    /// `y − m(X)`.
+    residual: Vec<f64>,
+}
+
+/// The likelihood at `h`, with the kernel's overall scale as given or profiled out (then the
+/// gradient's mean entries are those at `c = ĉ`; its kernel and noise entries need no change,
+/// see [`evidence`]).
+fn evaluate(
+    h: &GpHyper,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    extra_diag: f64,
+    scale: Scale,
+    par: Parallelism,
+    with_grad: bool,
+) -> Result<Evaluation, ModelError> {
     check_data(x, y)?;
     check_hyper(h, x)?;
     let m = h.mean.eval(x);
-    let r: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
+    let residual: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
     let d = vec![h.noise + extra_diag; y.len()];
-    let e = evidence(h.kernel.clone(), h.mean.clone(), x, &r, &d, par, with_grad)?;
+    let e = evidence(
+        h.kernel.clone(),
+        h.mean.clone(),
+        x,
+        &residual,
+        &d,
+        scale,
+        par,
+        with_grad,
+    )?;
     let mut grad = Vec::new();
     if with_grad {
         grad = e.grad_kernel;
         grad.push(h.noise * e.grad_diag.iter().sum::<f64>());
-        grad.extend(h.mean.grad_contract(x, e.posterior.t()));
+        let grad_mean = h.mean.grad_contract(x, e.posterior.t());
+        grad.extend(grad_mean.into_iter().map(|g| g / e.scale));
     }
-    Ok(Lml {
-        value: e.value,
-        grad,
-        jitter: e.posterior.cholesky().jitter(),
+    Ok(Evaluation {
+        lml: Lml {
+            value: e.value,
+            grad,
+            jitter: e.posterior.cholesky().jitter(),
+        },
+        scale: e.scale,
+        posterior: e.posterior,
+        residual,
     })
 }
 
@@ -132,6 +178,12 @@ pub struct FitOptions {
     pub lbfgs: LbfgsOptions,
     /// A fixed value added to the noise on the training diagonal (scikit-learn's `alpha`).
     pub extra_diag: f64,
+    /// When the kernel has an overall scale (`const * …`, see
+    /// [`Kernel::overall_scale_index`](crate::kernels::Kernel::overall_scale_index)) and
+    /// `extra_diag` is 0, optimise the likelihood concentrated over that scale: the same
+    /// optimum in fewer evaluations. Random restarts are then drawn around the initial
+    /// parameters in the profiled coordinates.
+    pub profile_scale: bool,
 }
 
 impl Default for FitOptions {
@@ -142,6 +194,7 @@ impl Default for FitOptions {
             seed: 0,
             lbfgs: LbfgsOptions::default(),
             extra_diag: 0.0,
+            profile_scale: true,
         }
     }
 }
@@ -170,19 +223,17 @@ impl ExactGp {
         let mut init = init;
         init.kernel.initialize(x)?;
         init.mean.check_inputs(x.ncols())?;
+        if !opts.optimize {
+            return Self::at(init, x, y, opts.extra_diag);
+        }
         let par = parallelism_for(x.nrows());
-        let mut starts = Vec::new();
-        let hyper = if opts.optimize {
-            let (best, reports) = optimize(&init, x, y, opts, par)?;
-            starts = reports;
-            best
-        } else {
-            init
+        let fitted = optimize(&init, x, y, opts, par)?;
+        let mut gp = match fitted.evaluation {
+            Some(e) => Self::from_evaluation(fitted.hyper, opts.extra_diag, e),
+            None => Self::at(fitted.hyper, x, y, opts.extra_diag)?,
         };
-        Self::at(hyper, x, y, opts.extra_diag).map(|mut gp| {
-            gp.starts = starts;
-            gp
-        })
+        gp.starts = fitted.starts;
+        Ok(gp)
     }
 
     /// The GP at fixed hyperparameters (no optimisation).
@@ -192,29 +243,21 @@ impl ExactGp {
         y: &[f64],
         extra_diag: f64,
     ) -> Result<ExactGp, ModelError> {
-        check_data(x, y)?;
-        check_hyper(&hyper, x)?;
         let par = parallelism_for(x.nrows());
-        let m = hyper.mean.eval(x);
-        let residual: Vec<f64> = y.iter().zip(&m).map(|(yi, mi)| yi - mi).collect();
-        let d = vec![hyper.noise + extra_diag; y.len()];
-        let e = evidence(
-            hyper.kernel.clone(),
-            hyper.mean.clone(),
-            x,
-            &residual,
-            &d,
-            par,
-            false,
-        )?;
-        Ok(ExactGp {
+        let e = evaluate(&hyper, x, y, extra_diag, Scale::Given, par, false)?;
+        Ok(Self::from_evaluation(hyper, extra_diag, e))
+    }
+
+    /// The GP at `hyper` from an unscaled evaluation there.
+    fn from_evaluation(hyper: GpHyper, extra_diag: f64, e: Evaluation) -> ExactGp {
+        ExactGp {
             hyper,
             extra_diag,
             posterior: e.posterior,
-            residual,
-            lml: e.value,
+            residual: e.residual,
+            lml: e.lml.value,
             starts: Vec::new(),
-        })
+        }
     }
 
     /// The hyperparameters.
@@ -330,28 +373,232 @@ impl ExactGp {
     }
 }
 
-/// Maximise the log marginal likelihood from the initial start and `opts.restarts` random ones.
+/// The outcome of [`optimize`].
+struct Fitted {
+    hyper: GpHyper,
+    starts: Vec<StartReport>,
+    /// The evaluation at `hyper`, when one was made there with the scale as given (so that
+    /// the fitted model is bit for bit the one [`ExactGp::at`] would build).
+    evaluation: Option<Evaluation>,
+}
+
+/// Maximise the log marginal likelihood from the initial start and `opts.restarts` random ones,
+/// over the profiled parameters when the kernel has an overall scale (see [`ScaleProfile`]).
 fn optimize(
     init: &GpHyper,
     x: MatRef<'_, f64>,
     y: &[f64],
     opts: &FitOptions,
     par: Parallelism,
-) -> Result<(GpHyper, Vec<StartReport>), ModelError> {
+) -> Result<Fitted, ModelError> {
+    let profile = ScaleProfile::of(init).filter(|_| opts.profile_scale && opts.extra_diag == 0.0);
+    match profile {
+        Some(profile) => optimize_profiled(init, &profile, x, y, opts, par),
+        None => optimize_full(init, &init.to_vec(), opts.restarts, x, y, opts, par),
+    }
+}
+
+/// Maximise over the full flat vector of [`GpHyper`] from `x0` and `restarts` random starts.
+fn optimize_full(
+    init: &GpHyper,
+    x0: &[f64],
+    restarts: usize,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    opts: &FitOptions,
+    par: Parallelism,
+) -> Result<Fitted, ModelError> {
+    let best = BestSoFar::default();
     let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
         let h = init.with_vec(v).map_err(|e| e.to_string())?;
-        let l = log_marginal_likelihood(&h, x, y, opts.extra_diag, par, true)
+        let mut e = evaluate(&h, x, y, opts.extra_diag, Scale::Given, par, true)
             .map_err(|e| e.to_string())?;
-        Ok((l.value, l.grad))
+        let value = e.lml.value;
+        let grad = std::mem::take(&mut e.lml.grad);
+        best.offer(v, value, e);
+        Ok((value, grad))
     };
-    let (best, reports) = maximize(
+    let (v, starts) = maximize(
         objective,
-        &init.to_vec(),
+        x0,
         &init.bounds(),
-        opts.restarts,
+        restarts,
         opts.seed,
         &opts.lbfgs,
         par,
     )?;
-    Ok((init.with_vec(&best)?, reports))
+    Ok(Fitted {
+        hyper: init.with_vec(&v)?,
+        starts,
+        evaluation: best.take_if_at(&v),
+    })
+}
+
+/// Maximise the likelihood concentrated over the kernel's overall scale, then map the optimum
+/// back to the full parameters. If the profiled scale or the noise it implies falls outside its
+/// bounds, continue from the nearest point inside them in the full parameterisation.
+fn optimize_profiled(
+    init: &GpHyper,
+    profile: &ScaleProfile,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    opts: &FitOptions,
+    par: Parallelism,
+) -> Result<Fitted, ModelError> {
+    let best = BestSoFar::default();
+    let objective = |z: &[f64]| -> Result<(f64, Vec<f64>), String> {
+        let h = init
+            .with_vec(&profile.full(z, 0.0))
+            .map_err(|e| e.to_string())?;
+        let e = evaluate(&h, x, y, 0.0, Scale::Profiled, par, true).map_err(|e| e.to_string())?;
+        best.offer(z, e.lml.value, e.scale);
+        Ok((e.lml.value, profile.gradient(&e.lml.grad)))
+    };
+    let full_bounds = init.bounds();
+    let profiled = maximize(
+        objective,
+        &profile.profiled(&init.to_vec()),
+        &profile.bounds(&full_bounds),
+        opts.restarts,
+        opts.seed,
+        &opts.lbfgs,
+        par,
+    );
+    // Degenerate data (a residual of exactly zero makes ĉ = 0) fail every profiled start;
+    // the full parameterisation handles them as it always did.
+    let Ok((z, starts)) = profiled else {
+        return optimize_full(init, &init.to_vec(), opts.restarts, x, y, opts, par);
+    };
+    let scale = best
+        .take_if_at(&z)
+        .ok_or_else(|| ModelError::Invalid("the optimiser returned an unevaluated point".into()))?;
+    let v = profile.full(&z, scale.ln());
+    let inside = v
+        .iter()
+        .zip(&full_bounds)
+        .all(|(vi, (lo, hi))| (lo..=hi).contains(&vi));
+    if inside {
+        return Ok(Fitted {
+            hyper: init.with_vec(&v)?,
+            starts,
+            evaluation: None,
+        });
+    }
+    let clamped: Vec<f64> = v
+        .iter()
+        .zip(&full_bounds)
+        .map(|(vi, (lo, hi))| vi.clamp(*lo, *hi))
+        .collect();
+    let mut polished = optimize_full(init, &clamped, 0, x, y, opts, par)?;
+    let first = starts.len();
+    let continued = polished.starts.drain(..).map(|mut r| {
+        r.start += first;
+        r.message = format!("continued within the scale and noise bounds: {}", r.message);
+        r
+    });
+    polished.starts = starts.into_iter().chain(continued).collect();
+    Ok(polished)
+}
+
+/// The best point evaluated so far and what was computed there, shared by parallel starts.
+struct BestSoFar<T> {
+    best: Mutex<Option<(Vec<f64>, f64, T)>>,
+}
+
+impl<T> Default for BestSoFar<T> {
+    fn default() -> Self {
+        BestSoFar {
+            best: Mutex::new(None),
+        }
+    }
+}
+
+impl<T> BestSoFar<T> {
+    /// Keep `item`, computed at `x` with objective `value`, if `value` is the highest so far.
+    fn offer(&self, x: &[f64], value: f64, item: T) {
+        let mut best = self.best.lock().unwrap_or_else(|e| e.into_inner());
+        if best.as_ref().is_none_or(|(_, b, _)| value > *b) {
+            *best = Some((x.to_vec(), value, item));
+        }
+    }
+
+    /// The kept item, if it was computed at exactly `x`.
+    fn take_if_at(self, x: &[f64]) -> Option<T> {
+        let best = self.best.into_inner().unwrap_or_else(|e| e.into_inner());
+        best.filter(|(at, _, _)| at == x).map(|(_, _, item)| item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Kernel;
+    use crate::means::Mean;
+
+    /// A deterministic 2-D regression problem.
+    fn data(n: usize) -> (Mat<f64>, Vec<f64>) {
+        let x = Mat::from_fn(n, 2, |i, j| {
+            ((i * (7 + 5 * j) + 3 * j) % 23) as f64 / 6.0 - 1.9
+        });
+        let y = (0..n)
+            .map(|i| 2.0 * (1.3 * x[(i, 0)]).sin() + x[(i, 1)] + 0.1 * ((i * 13) % 7) as f64)
+            .collect();
+        (x, y)
+    }
+
+    #[test]
+    fn profiled_likelihood_is_the_full_one_at_the_best_scale_with_matching_gradient() {
+        let (x, y) = data(35);
+        let par = Parallelism::Sequential;
+        for expr in ["const * se", "se(ls=[0.8, 1.5]) * const(2) * per(period=3)"] {
+            let mut kernel = Kernel::parse(expr).unwrap();
+            kernel.initialize(x.as_ref()).unwrap();
+            let h = GpHyper {
+                kernel,
+                mean: Mean::Constant { c: 0.3 },
+                noise: 0.07,
+            };
+            let profile = ScaleProfile::of(&h).unwrap();
+            let z0 = profile.profiled(&h.to_vec());
+            let at = |z: &[f64], with_grad: bool| {
+                let unit = h.with_vec(&profile.full(z, 0.0)).unwrap();
+                evaluate(&unit, x.as_ref(), &y, 0.0, Scale::Profiled, par, with_grad).unwrap()
+            };
+            let e = at(&z0, true);
+            // The value is the full likelihood at c = ĉ, where scaling c and σ² together (the
+            // one direction the profile leaves out) changes nothing to first order.
+            let full = h.with_vec(&profile.full(&z0, e.scale.ln())).unwrap();
+            let lml = log_marginal_likelihood(&full, x.as_ref(), &y, 0.0, par, true).unwrap();
+            assert!(
+                (lml.value - e.lml.value).abs() < 1e-11 * lml.value.abs(),
+                "{expr}: {} vs {}",
+                lml.value,
+                e.lml.value
+            );
+            let scale = full.kernel.overall_scale_index().unwrap();
+            let along_scale = lml.grad[scale] + lml.grad[full.noise_index()];
+            assert!(
+                lml.grad[scale].abs() > 1e-3 && along_scale.abs() < 1e-10,
+                "{expr}: {:?}",
+                lml.grad
+            );
+            // The profiled gradient against central differences of the profiled value.
+            let g = profile.gradient(&e.lml.grad);
+            assert_eq!(g.len(), z0.len());
+            for j in 0..z0.len() {
+                let step = 1e-5;
+                let f = |delta: f64| {
+                    let mut z = z0.clone();
+                    z[j] += delta;
+                    at(&z, false).lml.value
+                };
+                let fd = (f(step) - f(-step)) / (2.0 * step);
+                assert!(
+                    (fd - g[j]).abs() < 1e-6 * (1.0 + g[j].abs()),
+                    "{expr}, entry {j}: analytic {} vs fd {fd}",
+                    g[j]
+                );
+            }
+        }
+    }
 }

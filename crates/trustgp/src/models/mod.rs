@@ -32,6 +32,7 @@ pub mod multi_output;
 pub mod multistart;
 pub mod regressor;
 pub mod robust;
+mod scale_profile;
 pub mod sparse;
 pub mod student_t;
 pub mod svgp;

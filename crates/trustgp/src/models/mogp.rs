@@ -8,7 +8,7 @@
 use faer::{Mat, MatRef};
 
 use super::conjugate::{ConjugatePosterior, Marginals};
-use super::evidence::evidence;
+use super::evidence::{evidence, Scale};
 use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;
 use super::multistart::{maximize, StartReport};
@@ -216,7 +216,16 @@ pub fn grouped_log_marginal_likelihood<C: Covariance, M: PriorMean>(
     let prior = mean.eval(x);
     let r: Vec<f64> = y.iter().zip(&prior).map(|(a, b)| a - b).collect();
     let d: Vec<f64> = group.iter().map(|&g| noise[g]).collect();
-    let e = evidence(cov.clone(), mean.clone(), x, &r, &d, par, with_grad)?;
+    let e = evidence(
+        cov.clone(),
+        mean.clone(),
+        x,
+        &r,
+        &d,
+        Scale::Given,
+        par,
+        with_grad,
+    )?;
     let mut grad = Vec::new();
     if with_grad {
         grad = e.grad_kernel;
@@ -267,7 +276,16 @@ impl<C: Covariance, M: PriorMean> MultiOutputGp<C, M> {
         let prior = mean.eval(x);
         let r: Vec<f64> = y.iter().zip(&prior).map(|(a, b)| a - b).collect();
         let d: Vec<f64> = group.iter().map(|&g| noise[g]).collect();
-        let e = evidence(cov, mean, x, &r, &d, parallelism_for(x.nrows()), false)?;
+        let e = evidence(
+            cov,
+            mean,
+            x,
+            &r,
+            &d,
+            Scale::Given,
+            parallelism_for(x.nrows()),
+            false,
+        )?;
         Ok(MultiOutputGp {
             fit: GroupedFit::new(e.posterior, noise, group, y),
             lml: e.value,

@@ -132,3 +132,39 @@ fn matrix_its_lower_triangle_cross_and_diag_agree() {
         }
     }
 }
+
+#[test]
+fn the_overall_scale_multiplies_the_whole_kernel() {
+    // (expression, index of its overall scale in the log-parameter vector)
+    let cases = [
+        ("se", Some(0)),
+        ("const * se", Some(0)),
+        // The first `const` carries the scale wherever it stands; se's own variance is fixed.
+        ("se(ls=[0.5, 2, 1]) * const", Some(3)),
+        ("lin * (se + per)", Some(0)),
+        ("per(dims=[1]) * const(2) * (matern32 + lin)", Some(2)),
+        ("white", Some(0)),
+        ("se + per", None),
+        ("(se + per) * lin", None),
+        ("const * se + white", None),
+    ];
+    let mut rng = Lcg::new(11);
+    let x = rng.matrix(7, 3);
+    for (expr, expected) in cases {
+        let k = kernel_for(expr, x.as_ref(), &mut rng);
+        assert_eq!(k.overall_scale_index(), expected, "{expr}");
+        let Some(i) = expected else { continue };
+        // Multiplying that one parameter by c multiplies every entry of K by c.
+        let c: f64 = 2.75;
+        let mut p = k.log_params();
+        p[i] += c.ln();
+        let mut scaled = k.clone();
+        scaled.set_log_params(&p).unwrap();
+        let (m, ms) = (k.matrix(x.as_ref()), scaled.matrix(x.as_ref()));
+        for a in 0..7 {
+            for b in 0..7 {
+                assert_close(ms[(a, b)], c * m[(a, b)], 1e-14, 1e-300, expr);
+            }
+        }
+    }
+}
