@@ -64,13 +64,13 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-/// Fit options of the MOGP baseline: the defaults, or stopped at `tol` (see
-/// [`Args::baseline_tol`]).
-fn baseline_fit(tol: Option<f64>) -> Result<FitOptions, BoxError> {
+/// Fit options stopped at `tol` (relative decrease and projected gradient, as SciPy's `tol`
+/// in the paper's reference code), or the defaults (see [`Args::baseline_tol`]).
+pub(crate) fn fit_with_tol(tol: Option<f64>) -> Result<FitOptions, BoxError> {
     let mut fit = FitOptions::default();
     if let Some(tol) = tol {
         if !(tol.is_finite() && tol > 0.0) {
-            return Err(format!("--baseline-tol must be a positive number, got {tol}").into());
+            return Err(format!("the tolerance must be a positive number, got {tol}").into());
         }
         fit.lbfgs.f_rel_tol = tol;
         fit.lbfgs.grad_tol = tol;
@@ -157,7 +157,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                     mcd_support: Some(1.0 - eps[0]),
                     task_means: None,
                     fit: if kind == MultiOutputKind::Mogp {
-                        baseline_fit(a.baseline_tol)?
+                        fit_with_tol(a.baseline_tol)?
                     } else {
                         FitOptions::default()
                     },
