@@ -136,7 +136,7 @@ impl Cholesky {
 
     /// `A⁻¹`, with its lower triangle (and diagonal) filled in; the strict upper triangle is
     /// unspecified. Costs `2n³/3` flops: `L⁻¹` (faer's recursive triangular inverse), then the
-    /// lower triangle of `L⁻ᵀ L⁻¹` in place by row blocks of GEMMs (see [`lower_gram_in_place`]).
+    /// lower triangle of `L⁻ᵀ L⁻¹` in place by row blocks of GEMMs.
     pub fn inverse_lower(&self) -> Mat<f64> {
         let n = self.n();
         // Zeroed, because the triangular inverse writes only the lower triangle and the Gram
