@@ -89,9 +89,6 @@ impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
                 got: g.len(),
             });
         }
-        if std::env::var_os("TGP_TRACE").is_some() {
-            eprintln!("eval {} f={:.9} x={:?}", self.n_evals, f, x);
-        }
         if !f.is_finite() {
             return Ok(Eval::Failed(format!("non-finite objective value {f}")));
         }
