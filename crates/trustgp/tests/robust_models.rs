@@ -546,3 +546,146 @@ fn permuting_rows_leaves_mo_rcgp_predictions_unchanged_and_decoupled_mogp_ignore
     assert!(close(&before[20..], &after[20..], 1e-12), "output 1 moved");
     assert!((before[7] - after[7]).abs() > 1.0, "output 0 did not move");
 }
+
+/// Fit options with the scale profiled or not, to the default tolerances or to tight ones (so
+/// that two fits of the same objective agree to far below the default stopping rule).
+fn fit_options(profile_scale: bool, tight: bool) -> FitOptions {
+    let mut o = FitOptions {
+        profile_scale,
+        ..FitOptions::default()
+    };
+    if tight {
+        o.lbfgs.f_rel_tol = 1e-14;
+        o.lbfgs.grad_tol = 1e-9;
+    }
+    o
+}
+
+/// RCGP fits of a sine with two outliers, targets multiplied by `scale`.
+fn rcgp_fit(scale: f64, opts: &FitOptions) -> RobustGp<Kernel, Mean> {
+    let mut rng = StdRng::seed_from_u64(9);
+    let n = 50;
+    let x = Mat::from_fn(n, 1, |_, _| rng.random_range(-3.0f64..3.0));
+    let mut y: Vec<f64> = (0..n)
+        .map(|i| x[(i, 0)].sin() + 0.1 * rng.sample::<f64, _>(StandardNormal))
+        .collect();
+    y[4] += 5.0;
+    y[30] -= 4.0;
+    y.iter_mut().for_each(|v| *v *= scale);
+    let prior = vec![0.0; n];
+    let task = vec![0; n];
+    let w = prior_centred_weights(&y, &prior, &task, &[0.2]).unwrap();
+    let fixed = w.clone();
+    RobustGp::fit(
+        Kernel::parse("const(var=1) * se(ls=1)").unwrap(),
+        Mean::Constant { c: 0.0 },
+        x.as_ref(),
+        &y,
+        &task,
+        &[0.1],
+        w,
+        |_, _| Ok(fixed.clone()),
+        opts,
+    )
+    .unwrap()
+}
+
+/// MO-RCGP fits (ICM with three outputs, one noise each, B carrying the scale as
+/// `MultiOutputModel` sets it up) to a draw with one outlier and one missing entry.
+fn mo_rcgp_fit(opts: &FitOptions) -> RobustGp<MultiOutputKernel, TaskMean> {
+    let (x, mut y) = sample(40, 7, &[(5, 1)]);
+    y[(3, 0)] += 4.0;
+    let e = TaskEntries::new(x.as_ref(), y.as_ref());
+    let prior = vec![0.0; e.len()];
+    let c0 = icm(1.0).terms()[0].coregion.b();
+    let w = conditional_weights(&e, &prior, c0.as_ref(), &[0.1, 0.0, 0.0]).unwrap();
+    let fixed = w.clone();
+    let mut kernel = Kernel::parse("se(ls=2)").unwrap();
+    kernel.fix_scale();
+    let cov = MultiOutputKernel::new(vec![LmcTerm {
+        kernel,
+        coregion: icm(1.0).terms()[0].coregion.clone(),
+    }])
+    .unwrap();
+    RobustGp::fit(
+        cov,
+        TaskMean(vec![0.0; 3]),
+        e.x.as_ref(),
+        &e.y,
+        &e.noise_groups(false),
+        &[0.1; 3],
+        w,
+        |_, _| Ok(fixed.clone()),
+        opts,
+    )
+    .unwrap()
+}
+
+#[test]
+fn profiling_the_scale_reaches_the_unprofiled_optimum_in_fewer_evaluations() {
+    let tight = |p| fit_options(p, true);
+    let (p, u) = (rcgp_fit(1.0, &tight(true)), rcgp_fit(1.0, &tight(false)));
+    assert_eq!(p.starts().len(), 1);
+    let (op, ou) = (p.starts()[0].objective, u.starts()[0].objective);
+    assert!((op - ou).abs() < 1e-11 * ou.abs(), "{op} vs {ou}");
+    assert!(close(
+        &p.covariance().params(),
+        &u.covariance().params(),
+        1e-5
+    ));
+    assert!(close(p.noise(), u.noise(), 1e-5));
+    let (p, u) = (mo_rcgp_fit(&tight(true)), mo_rcgp_fit(&tight(false)));
+    let (op, ou) = (p.starts()[0].objective, u.starts()[0].objective);
+    assert!((op - ou).abs() < 1e-11 * ou.abs(), "{op} vs {ou}");
+    // Compare B = AAᵀ (A is determined only up to the signs of its columns). Its overall size
+    // is weakly identified here (a long lengthscale trades off against it), so equal
+    // objectives to 1e-11 pin it only to about 1e-5.
+    let b = |g: &RobustGp<MultiOutputKernel, TaskMean>| g.covariance().terms()[0].coregion.b();
+    let (bp, bu) = (b(&p), b(&u));
+    for j in 0..3 {
+        assert!(
+            close(bp.col_as_slice(j), bu.col_as_slice(j), 1e-4),
+            "{bp:?} vs {bu:?}"
+        );
+    }
+    assert!(close(p.noise(), u.noise(), 1e-4));
+    // To the default tolerances, profiling needs fewer evaluations.
+    let default = |p| fit_options(p, false);
+    let evals = |p| rcgp_fit(1.0, &default(p)).starts()[0].evals;
+    assert!(
+        evals(true) < evals(false),
+        "{} vs {}",
+        evals(true),
+        evals(false)
+    );
+    let evals = |p| mo_rcgp_fit(&default(p)).starts()[0].evals;
+    assert!(
+        evals(true) < evals(false),
+        "{} vs {}",
+        evals(true),
+        evals(false)
+    );
+}
+
+#[test]
+fn a_profiled_optimum_outside_the_bounds_is_continued_inside_them() {
+    // Targets × 3000 need a kernel variance beyond its upper bound (1e5): the profiled optimum
+    // scales out of bounds, and the fit continues from the bound, as the unprofiled fit ends.
+    let (p, u) = (
+        rcgp_fit(3000.0, &fit_options(true, true)),
+        rcgp_fit(3000.0, &fit_options(false, true)),
+    );
+    assert_eq!(p.starts().len(), 2);
+    assert!(p.starts()[1]
+        .message
+        .starts_with("continued within the bounds"));
+    let var = |g: &RobustGp<Kernel, Mean>| g.covariance().params()[0];
+    assert!((var(&p) - 1e5f64.ln()).abs() < 1e-9, "{}", var(&p));
+    let (op, ou) = (p.starts()[1].objective, u.starts()[0].objective);
+    assert!((op - ou).abs() < 1e-11 * ou.abs(), "{op} vs {ou}");
+    assert!(close(
+        &p.covariance().params(),
+        &u.covariance().params(),
+        1e-5
+    ));
+}

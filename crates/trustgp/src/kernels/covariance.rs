@@ -37,6 +37,10 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     /// Adds `Σ_ab W_ab ∂K_ab/∂θ_j` to `out[j]` for every hyperparameter; `W` is symmetric and
     /// only its lower triangle is read.
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]);
+    /// The covariance `c · K` (`c > 0`) in this family, if it has a parameter carrying the
+    /// overall scale; the result may lie outside [`Covariance::bounds`]. Objectives that
+    /// profile the scale out need it to report the fitted covariance.
+    fn scaled(&self, c: f64) -> Option<Self>;
 }
 
 impl Covariance for Kernel {
@@ -69,5 +73,13 @@ impl Covariance for Kernel {
     }
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]) {
         Kernel::grad_contract(self, x, w, out)
+    }
+    fn scaled(&self, c: f64) -> Option<Self> {
+        let i = self.overall_scale_index()?;
+        let mut p = self.log_params();
+        p[i] += c.ln();
+        let mut k = self.clone();
+        k.set_log_params(&p).ok()?;
+        Some(k)
     }
 }

@@ -517,6 +517,20 @@ impl Covariance for MultiOutputKernel {
             offset += nc;
         }
     }
+
+    // Every term's `B = AAᵀ + diag(κ)` scales: `A → √c A`, `κ → c κ`.
+    fn scaled(&self, c: f64) -> Option<Self> {
+        let mut k = self.clone();
+        for m in &mut k.terms {
+            m.coregion.a.as_mut().col_iter_mut().for_each(|col| {
+                col.iter_mut().for_each(|v| *v *= c.sqrt());
+            });
+            if let Some(kappa) = &mut m.coregion.kappa {
+                kappa.iter_mut().for_each(|v| *v *= c);
+            }
+        }
+        Some(k)
+    }
 }
 
 #[cfg(test)]

@@ -182,7 +182,9 @@ pub struct FitOptions {
     /// [`Kernel::overall_scale_index`](crate::kernels::Kernel::overall_scale_index)) and
     /// `extra_diag` is 0, optimise the likelihood concentrated over that scale: the same
     /// optimum in fewer evaluations. Random restarts are then drawn around the initial
-    /// parameters in the profiled coordinates.
+    /// parameters in the profiled coordinates. The robust GPs likewise profile the common
+    /// scale of their covariance and noise variances out of the weighted LOO-CV objective
+    /// (see [`weighted_loo`](super::weighted_loo)).
     pub profile_scale: bool,
 }
 

@@ -89,7 +89,7 @@ pub(crate) fn maximize_grouped<C: Covariance>(
 }
 
 /// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.
-fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
+pub(crate) fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
     let nk = cov.n_params();
     let mut c = cov.clone();
     c.set_params(&v[..nk])?;
@@ -97,7 +97,7 @@ fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError
 }
 
 /// The flat vector and bounds of a covariance plus grouped noise variances.
-fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
+pub(crate) fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
     let mut v = cov.params();
     v.extend(noise.iter().map(|s| s.ln()));
     let mut b = cov.bounds();

@@ -267,3 +267,205 @@ fn gradient_matches_finite_differences_multi_output_heterotopic() {
         assert!((loo.latent_var[j] - var[j]).abs() < 1e-10);
     }
 }
+
+/// The three-output heterotopic problem of the test above: inputs, targets, noise groups,
+/// prior, weights and an ICM covariance with `κ`.
+fn heterotopic() -> (
+    Mat<f64>,
+    Vec<f64>,
+    Vec<usize>,
+    Vec<f64>,
+    ImqWeights,
+    MultiOutputKernel,
+) {
+    let mut rng = StdRng::seed_from_u64(4);
+    let mut rows = Vec::new();
+    let mut y = Vec::new();
+    for i in 0..15 {
+        let xi: f64 = rng.random_range(-2.0..2.0);
+        for t in 0..3 {
+            if (i + t) % 4 == 3 {
+                continue;
+            }
+            rows.push([xi, t as f64]);
+            let outlier = if i == 5 && t == 1 { 7.0 } else { 0.0 };
+            y.push((xi + t as f64).sin() + 0.1 * rng.random_range(-1.0..1.0) + outlier);
+        }
+    }
+    let x = Mat::from_fn(rows.len(), 2, |i, j| rows[i][j]);
+    let group: Vec<usize> = rows
+        .iter()
+        .map(|r| if r[1] == 1.0 { 1 } else { 0 })
+        .collect();
+    let prior = vec![0.1; y.len()];
+    let w = ImqWeights::new(&y, &prior, &vec![0.6; y.len()]);
+    let a = Mat::from_fn(3, 2, |i, k| [[1.0, 0.0], [0.7, 0.5], [-0.4, 0.3]][i][k]);
+    let cov = MultiOutputKernel::new(vec![LmcTerm {
+        kernel: Kernel::parse("se(ls=0.8)").unwrap(),
+        coregion: Coregion::new(a, Some(vec![0.1, 0.05, 0.2])).unwrap(),
+    }])
+    .unwrap();
+    (x, y, group, prior, w, cov)
+}
+
+/// `φ_w` at the covariance and noise variances both scaled by `c`.
+fn at_scale<C: Covariance>(
+    cov: &C,
+    x: MatRef<'_, f64>,
+    terms: &RobustTerms<'_>,
+    noise: &[f64],
+    c: f64,
+) -> WeightedLoo {
+    let s: Vec<f64> = noise.iter().map(|v| v * c).collect();
+    let scaled = cov.scaled(c).unwrap();
+    weighted_loo(&scaled, x, terms, &s, Parallelism::Sequential, false).unwrap()
+}
+
+/// The profiled objective is `φ_w` at `(ĉK, ĉσ²)` (value and LOO predictive), and no other
+/// common scale does better: a log-spaced scan, and `ĉ(1 ± 10⁻⁴)`, are all lower.
+fn check_profile<C: Covariance>(
+    cov: &C,
+    x: MatRef<'_, f64>,
+    terms: &RobustTerms<'_>,
+    noise: &[f64],
+) {
+    let p = profiled_weighted_loo(cov, x, terms, noise, Parallelism::Sequential, false).unwrap();
+    let c = p.scale;
+    let direct = at_scale(cov, x, terms, noise, c);
+    assert!(
+        (p.loo.value - direct.value).abs() < 1e-10 * direct.value.abs().max(1.0),
+        "{} vs {}",
+        p.loo.value,
+        direct.value
+    );
+    for j in 0..terms.y.len() {
+        assert!((p.loo.loo.mean[j] - direct.loo.mean[j]).abs() < 1e-10);
+        assert!((p.loo.loo.var[j] - direct.loo.var[j]).abs() < 1e-10 * direct.loo.var[j]);
+    }
+    for k in -20..=20 {
+        let other = c * 10f64.powf(k as f64 / 5.0);
+        if k != 0 {
+            assert!(
+                at_scale(cov, x, terms, noise, other).value < p.loo.value,
+                "c = {other}"
+            );
+        }
+    }
+    // Stationary in c: the symmetric difference at ±10⁻⁴ is second order.
+    let up = at_scale(cov, x, terms, noise, c * 1.0001).value;
+    let down = at_scale(cov, x, terms, noise, c / 1.0001).value;
+    assert!(up < p.loo.value && down < p.loo.value);
+    assert!(((up - down) / 2e-4).abs() < 1e-5 * (1.0 + p.loo.value.abs()));
+}
+
+#[test]
+fn profiled_objective_is_the_best_common_scale() {
+    let (x, y, prior, w) = single(30, 5);
+    let group = vec![0; y.len()];
+    let terms = RobustTerms {
+        y: &y,
+        prior: &prior,
+        group: &group,
+        weights: &w,
+    };
+    let kernel = Kernel::parse("const(var=0.4) * se(ls=[0.7, 1.1])").unwrap();
+    check_profile(&kernel, x.as_ref(), &terms, &[0.02]);
+    let (x, y, group, prior, w, cov) = heterotopic();
+    let terms = RobustTerms {
+        y: &y,
+        prior: &prior,
+        group: &group,
+        weights: &w,
+    };
+    check_profile(&cov, x.as_ref(), &terms, &[0.03, 0.08]);
+}
+
+#[test]
+fn profiled_gradient_matches_finite_differences() {
+    let (x, y, group, prior, w, cov) = heterotopic();
+    let terms = RobustTerms {
+        y: &y,
+        prior: &prior,
+        group: &group,
+        weights: &w,
+    };
+    let eval = |v: &[f64], grad: bool| {
+        let (pk, pn) = v.split_at(cov.n_params());
+        let mut c = cov.clone();
+        c.set_params(pk).unwrap();
+        let noise: Vec<f64> = pn.iter().map(|l| l.exp()).collect();
+        let seq = Parallelism::Sequential;
+        profiled_weighted_loo(&c, x.as_ref(), &terms, &noise, seq, grad).unwrap()
+    };
+    let v0: Vec<f64> = cov
+        .params()
+        .into_iter()
+        .chain([0.03f64.ln(), 0.08f64.ln()])
+        .collect();
+    let p0 = eval(&v0, true);
+    assert!(
+        (p0.scale - 1.0).abs() > 0.05,
+        "a non-trivial scale: {}",
+        p0.scale
+    );
+    let g = p0.loo.grad;
+    assert_eq!(g.len(), v0.len());
+    let h = 1e-5;
+    for j in 0..v0.len() {
+        let (mut up, mut down) = (v0.clone(), v0.clone());
+        up[j] += h;
+        down[j] -= h;
+        let fd = (eval(&up, false).loo.value - eval(&down, false).loo.value) / (2.0 * h);
+        assert!(
+            (fd - g[j]).abs() < 2e-6 * (1.0 + fd.abs()),
+            "parameter {j}: analytic {} vs fd {fd}",
+            g[j]
+        );
+    }
+    // Scaling A by √c and κ and every noise by c together leaves the profile unchanged: the
+    // gradient is orthogonal to that direction.
+    let names = cov.param_names();
+    let along: f64 = (cov.params().iter().zip(&names))
+        .map(|(p, name)| match name {
+            n if n.contains(".A[") => 0.5 * p,
+            n if n.contains("kappa") => 1.0,
+            _ => 0.0,
+        })
+        .chain([1.0, 1.0])
+        .zip(&g)
+        .map(|(d, gi)| d * gi)
+        .sum();
+    assert!(
+        along.abs() < 1e-8 * g.iter().map(|v| v.abs()).sum::<f64>(),
+        "{along}"
+    );
+}
+
+#[test]
+fn zero_residuals_have_no_profiled_scale() {
+    // Targets equal to the prior mean and weights without score corrections: every LOO
+    // residual is zero, so φ_w increases without bound as c → 0.
+    let (x, y, _, _) = single(12, 6);
+    let prior = y.clone();
+    let w = ImqWeights {
+        w_hat: vec![1.0; y.len()],
+        g: vec![0.0; y.len()],
+    };
+    let group = vec![0; y.len()];
+    let terms = RobustTerms {
+        y: &y,
+        prior: &prior,
+        group: &group,
+        weights: &w,
+    };
+    let kernel = Kernel::parse("const * se(ls=[1, 1])").unwrap();
+    let r = profiled_weighted_loo(
+        &kernel,
+        x.as_ref(),
+        &terms,
+        &[0.1],
+        Parallelism::Sequential,
+        true,
+    );
+    assert!(matches!(r, Err(ModelError::Invalid(m)) if m.contains("no positive profiled scale")));
+}
