@@ -15,17 +15,15 @@
 //! follows σ_t; their common scale profiled out, see [`profiled_weighted_loo`]); then the weights are recomputed from the fitted model and the final posterior
 //! is built with them.
 
-use std::sync::Mutex;
-
 use faer::MatRef;
 
 use super::conjugate::ConjugatePosterior;
 use super::exact::FitOptions;
-use super::mogp::{check_entries, maximize_grouped, pack, unpack, GroupedFit};
-use super::multistart::{maximize, StartReport};
+use super::mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
+use super::multistart::StartReport;
 use super::tasks::TaskEntries;
 use super::weighted_loo::{
-    loo_predictive, profiled_weighted_loo, weighted_loo, LooPredictive, ProfiledLoo, RobustTerms,
+    loo_predictive, profiled_weighted_loo, weighted_loo, LooPredictive, RobustTerms,
 };
 use super::ModelError;
 use crate::kernels::Covariance;
@@ -227,12 +225,8 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
 }
 
 /// Maximise the weighted LOO-CV objective over the covariance parameters and `ln σ²` from
-/// `cov` and `noise`. With `opts.profile_scale` and a covariance that can carry an overall
-/// scale, the objective is first maximised over the common scale of covariance and noise in
-/// closed form (see [`profiled_weighted_loo`]); the optimum found is then scaled by its `ĉ`. If
-/// that leaves the bounds, the fit continues in the unprofiled objective from the nearest point
-/// inside them, and if the profile is degenerate (every LOO residual zero), it starts over
-/// unprofiled.
+/// `cov` and `noise`, with their common scale profiled out when `opts.profile_scale` (see
+/// [`profiled_weighted_loo`] and [`maximize_grouped_profiled`]).
 fn optimize<C: Covariance>(
     cov: &C,
     noise: &[f64],
@@ -241,76 +235,20 @@ fn optimize<C: Covariance>(
     opts: &FitOptions,
 ) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
     let par = parallelism_for(x.nrows());
-    let unprofiled = |cov: &C, noise: &[f64], opts: &FitOptions| {
-        maximize_grouped(cov, noise, opts, par, |c, s| {
+    maximize_grouped_profiled(
+        cov,
+        noise,
+        opts,
+        par,
+        |c, s| {
             let o = weighted_loo(c, x, terms, s, par, true)?;
             Ok((o.value, o.grad))
-        })
-    };
-    if !opts.profile_scale || cov.scaled(1.0).is_none() {
-        return unprofiled(cov, noise, opts);
-    }
-    let (v0, bounds) = pack(cov, noise);
-    // The scale found at every point evaluated, to map the optimum back without refitting.
-    let scales = Mutex::new(Vec::<(Vec<f64>, f64)>::new());
-    let profiled = |v: &[f64]| -> Result<ProfiledLoo, ModelError> {
-        let (c, s) = unpack(cov, v)?;
-        profiled_weighted_loo(&c, x, terms, &s, par, true)
-    };
-    let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-        let o = profiled(v).map_err(|e| e.to_string())?;
-        let mut log = scales.lock().unwrap_or_else(|e| e.into_inner());
-        log.push((v.to_vec(), o.scale));
-        Ok((o.loo.value, o.loo.grad))
-    };
-    let found = maximize(
-        objective,
-        &v0,
-        &bounds,
-        opts.restarts,
-        opts.seed,
-        &opts.lbfgs,
-        par,
-    );
-    let Ok((v, starts)) = found else {
-        return unprofiled(cov, noise, opts);
-    };
-    let logged = (scales.into_inner().unwrap_or_else(|e| e.into_inner()))
-        .into_iter()
-        .find(|(at, _)| *at == v)
-        .map(|(_, c)| c);
-    let scale = match logged {
-        Some(c) => c,
-        None => profiled(&v)?.scale,
-    };
-    let (c, s) = unpack(cov, &v)?;
-    let c = c.scaled(scale).ok_or_else(|| {
-        ModelError::Invalid("the covariance lost its overall scale while fitting".into())
-    })?;
-    let s: Vec<f64> = s.iter().map(|v| v * scale).collect();
-    let (v, _) = pack(&c, &s);
-    if v.iter()
-        .zip(&bounds)
-        .all(|(vi, (lo, hi))| (lo..=hi).contains(&vi))
-    {
-        return Ok((c, s, starts));
-    }
-    let clamped: Vec<f64> = (v.iter().zip(&bounds))
-        .map(|(vi, (lo, hi))| vi.clamp(*lo, *hi))
-        .collect();
-    let (c, s) = unpack(cov, &clamped)?;
-    let once = FitOptions {
-        restarts: 0,
-        ..opts.clone()
-    };
-    let (c, s, more) = unprofiled(&c, &s, &once)?;
-    let first = starts.len();
-    let continued = more.into_iter().map(|mut r| {
-        r.start += first;
-        r.message = format!("continued within the bounds: {}", r.message);
-        r
-    });
-    Ok((c, s, starts.into_iter().chain(continued).collect()))
+        },
+        |c, s| {
+            let o = profiled_weighted_loo(c, x, terms, s, par, true)?;
+            Ok((o.loo.value, o.loo.grad, o.scale))
+        },
+    )
 }
 
 fn check_weights(w: &RobustWeights, n: usize) -> Result<(), ModelError> {
