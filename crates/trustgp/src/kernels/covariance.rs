@@ -7,7 +7,8 @@
 
 use faer::{Mat, MatRef};
 
-use super::{Kernel, KernelError};
+use super::{InverseSandwich, Kernel, KernelError};
+use crate::linalg::Parallelism;
 
 /// A covariance function over the rows of an input matrix, with log-space hyperparameters.
 pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
@@ -37,6 +38,18 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     /// Adds `Σ_ab W_ab ∂K_ab/∂θ_j` to `out[j]` for every hyperparameter; `W` is symmetric and
     /// only its lower triangle is read.
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]);
+    /// [`Covariance::grad_contract`] with `W` the [`InverseSandwich`] `w` (whose `P` was built
+    /// from this covariance at `x`). By default `W` is formed (one `n³` product); a covariance
+    /// with structure may contract it without forming it.
+    fn grad_contract_sandwich(
+        &self,
+        x: MatRef<'_, f64>,
+        w: &InverseSandwich<'_>,
+        par: Parallelism,
+        out: &mut [f64],
+    ) {
+        self.grad_contract(x, w.lower(par).as_ref(), out);
+    }
     /// The covariance `c · K` (`c > 0`) in this family, if it has a parameter carrying the
     /// overall scale; the result may lie outside [`Covariance::bounds`]. Objectives that
     /// profile the scale out need it to report the fitted covariance.

@@ -24,6 +24,7 @@ mod pair;
 mod params;
 mod print;
 mod radial;
+mod sandwich;
 mod simd;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ pub use base::{BaseKernel, BaseKind, Lengthscale};
 pub use covariance::Covariance;
 pub use error::KernelError;
 pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
+pub use sandwich::InverseSandwich;
 
 /// A covariance kernel: a base kernel, or a sum or elementwise product of kernels.
 ///

@@ -209,68 +209,47 @@ fn gradient_matches_finite_differences_single_output() {
 }
 
 #[test]
-fn gradient_matches_finite_differences_multi_output_heterotopic() {
-    // 3 outputs over 15 inputs with some entries missing; noise shared by outputs 0 and 2.
-    let mut rng = StdRng::seed_from_u64(4);
-    let mut rows = Vec::new();
-    let mut y = Vec::new();
-    for i in 0..15 {
-        let xi: f64 = rng.random_range(-2.0..2.0);
-        for t in 0..3 {
-            if (i + t) % 4 == 3 {
-                continue;
-            }
-            rows.push([xi, t as f64]);
-            let outlier = if i == 5 && t == 1 { 7.0 } else { 0.0 };
-            y.push((xi + t as f64).sin() + 0.1 * rng.random_range(-1.0..1.0) + outlier);
+fn gradient_matches_finite_differences_multi_output() {
+    // Heterotopic (the dense contraction) and complete (the ICM's folded contraction).
+    for complete in [false, true] {
+        let (x, y, group, prior, w, cov) = three_outputs(complete);
+        let terms = RobustTerms {
+            y: &y,
+            prior: &prior,
+            group: &group,
+            weights: &w,
+        };
+        let set = |k: &MultiOutputKernel, p: &[f64]| {
+            let mut k = k.clone();
+            k.set_params(p).unwrap();
+            k
+        };
+        check_gradient(
+            &cov,
+            set,
+            &cov.params(),
+            x.as_ref(),
+            &terms,
+            &[0.03f64.ln(), 0.08f64.ln()],
+        );
+        // And its LOO is the brute-force one.
+        let noise = [0.03, 0.08];
+        let loo =
+            loo_predictive(&cov, x.as_ref(), &terms, &noise, Parallelism::Sequential).unwrap();
+        let (mean, var) = brute_force_loo(&cov, x.as_ref(), &terms, &noise);
+        for j in 0..y.len() {
+            assert!((loo.mean[j] - mean[j]).abs() < 1e-10);
+            assert!((loo.latent_var[j] - var[j]).abs() < 1e-10);
         }
-    }
-    let x = Mat::from_fn(rows.len(), 2, |i, j| rows[i][j]);
-    let group: Vec<usize> = rows
-        .iter()
-        .map(|r| if r[1] == 1.0 { 1 } else { 0 })
-        .collect();
-    let prior = vec![0.1; y.len()];
-    let c = vec![0.6; y.len()];
-    let w = ImqWeights::new(&y, &prior, &c);
-    let terms = RobustTerms {
-        y: &y,
-        prior: &prior,
-        group: &group,
-        weights: &w,
-    };
-    let a = Mat::from_fn(3, 2, |i, k| [[1.0, 0.0], [0.7, 0.5], [-0.4, 0.3]][i][k]);
-    let cov = MultiOutputKernel::new(vec![LmcTerm {
-        kernel: Kernel::parse("se(ls=0.8)").unwrap(),
-        coregion: Coregion::new(a, Some(vec![0.1, 0.05, 0.2])).unwrap(),
-    }])
-    .unwrap();
-    let set = |k: &MultiOutputKernel, p: &[f64]| {
-        let mut k = k.clone();
-        k.set_params(p).unwrap();
-        k
-    };
-    check_gradient(
-        &cov,
-        set,
-        &cov.params(),
-        x.as_ref(),
-        &terms,
-        &[0.03f64.ln(), 0.08f64.ln()],
-    );
-    // And its LOO is the brute-force one.
-    let noise = [0.03, 0.08];
-    let loo = loo_predictive(&cov, x.as_ref(), &terms, &noise, Parallelism::Sequential).unwrap();
-    let (mean, var) = brute_force_loo(&cov, x.as_ref(), &terms, &noise);
-    for j in 0..y.len() {
-        assert!((loo.mean[j] - mean[j]).abs() < 1e-10);
-        assert!((loo.latent_var[j] - var[j]).abs() < 1e-10);
     }
 }
 
-/// The three-output heterotopic problem of the test above: inputs, targets, noise groups,
-/// prior, weights and an ICM covariance with `κ`.
-fn heterotopic() -> (
+/// A three-output problem over 15 inputs with one outlier: inputs, targets, noise groups
+/// (outputs 0 and 2 share one), prior, weights and an ICM covariance with `κ`. Unless
+/// `complete`, some entries are missing (heterotopic).
+fn three_outputs(
+    complete: bool,
+) -> (
     Mat<f64>,
     Vec<f64>,
     Vec<usize>,
@@ -284,12 +263,13 @@ fn heterotopic() -> (
     for i in 0..15 {
         let xi: f64 = rng.random_range(-2.0..2.0);
         for t in 0..3 {
-            if (i + t) % 4 == 3 {
+            let noise = 0.1 * rng.random_range(-1.0..1.0);
+            if !complete && (i + t) % 4 == 3 {
                 continue;
             }
             rows.push([xi, t as f64]);
             let outlier = if i == 5 && t == 1 { 7.0 } else { 0.0 };
-            y.push((xi + t as f64).sin() + 0.1 * rng.random_range(-1.0..1.0) + outlier);
+            y.push((xi + t as f64).sin() + noise + outlier);
         }
     }
     let x = Mat::from_fn(rows.len(), 2, |i, j| rows[i][j]);
@@ -370,7 +350,7 @@ fn profiled_objective_is_the_best_common_scale() {
     };
     let kernel = Kernel::parse("const(var=0.4) * se(ls=[0.7, 1.1])").unwrap();
     check_profile(&kernel, x.as_ref(), &terms, &[0.02]);
-    let (x, y, group, prior, w, cov) = heterotopic();
+    let (x, y, group, prior, w, cov) = three_outputs(false);
     let terms = RobustTerms {
         y: &y,
         prior: &prior,
@@ -382,7 +362,13 @@ fn profiled_objective_is_the_best_common_scale() {
 
 #[test]
 fn profiled_gradient_matches_finite_differences() {
-    let (x, y, group, prior, w, cov) = heterotopic();
+    // Heterotopic (the dense contraction) and complete (the ICM's folded contraction).
+    check_profiled_gradient(false);
+    check_profiled_gradient(true);
+}
+
+fn check_profiled_gradient(complete: bool) {
+    let (x, y, group, prior, w, cov) = three_outputs(complete);
     let terms = RobustTerms {
         y: &y,
         prior: &prior,

@@ -1,0 +1,433 @@
+//! The gradient contraction of an [`InverseSandwich`] for a single-term ICM on homotopic data
+//! (every output observed at every distinct input), without forming the n×n adjoint `W`.
+//!
+//! Up to the order of the entries, `K = B ⊗ K_x` (T outputs, m distinct inputs, n = Tm).
+//! With `P_tu` the m×m blocks of `P`, `E_u`, `D_u` the output-u parts of `diag(e)`,
+//! `diag(d)`, `a_t`, `b_t` those of the vectors and `B = F Fᵀ` (Cholesky), the contraction
+//! needs only the folded matrices
+//!
+//! ```text
+//! N    = Σ_ts B_ts W_ts = −Σ_{r,u} Z_ru E_u Z_ruᵀ − ½ Σ_t (a_t (Bb)_tᵀ + b_t (Ba)_tᵀ),
+//!        Z_ru = Σ_s F_sr P_su                         (kernel parameters: Σ N ∘ ∂K_x)
+//! G_pq = tr(W_pq K_x) = −Σ_u ⟨P_pu E_u, K_x P_qu⟩ − ½ (a_pᵀ K_x b_q + b_pᵀ K_x a_q)
+//!                                                      (coregionalisation: ∂φ/∂B)
+//! ```
+//!
+//! `N` is one m × T²m × m product with a symmetric result, T²m³ flops against the (Tm)³ of
+//! forming `W`. `G` needs `K_x P_qu`, which `(c K + D) P = I` gives without a product:
+//! `c Σ_s B_js K_x P_su = δ_ju I − D_j P_ju`, so `K_x P_qu = (1/c) Σ_j (B⁻¹)_qj (δ_ju I −
+//! D_j P_ju)`, O(T³m²) in all. This divides by `B`; when `B` is near singular (a pivot of its
+//! Cholesky factor below `MIN_PIVOT` of its largest diagonal) the caller forms `W` instead.
+
+use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+use faer::linalg::solvers::DenseSolveCore;
+use faer::{Accum, Mat, MatRef, Side};
+use rayon::prelude::*;
+
+use super::{task, MultiOutputKernel, Unique};
+use crate::kernels::InverseSandwich;
+use crate::linalg::{sum_pairs, Parallelism};
+
+/// Smallest squared pivot of `B`'s Cholesky factor, relative to `B`'s largest diagonal entry,
+/// for which `B⁻¹` is used (a condition number of `B` up to about 1e10).
+const MIN_PIVOT: f64 = 1e-10;
+
+/// The entries of a homotopic task-indexed input.
+struct Layout {
+    /// The distinct inputs (m rows, without the task column).
+    unique: Mat<f64>,
+    /// `index[t·m + i]`: the entry of output t at distinct input i (the layout order).
+    index: Vec<usize>,
+    t: usize,
+}
+
+impl Layout {
+    /// The layout of `x` (task column last) if every one of its distinct inputs carries each of
+    /// the `t` outputs exactly once.
+    fn of(x: MatRef<'_, f64>, t: usize) -> Option<Layout> {
+        let (unique, row) = Unique::rows(MultiOutputKernel::inputs(x));
+        let (n, m) = (x.nrows(), unique.nrows());
+        if n != t * m {
+            return None;
+        }
+        let mut index = vec![usize::MAX; n];
+        for (k, r) in row.iter().enumerate() {
+            let slot = index.get_mut(task(x, k) * m + r)?;
+            if *slot != usize::MAX {
+                return None;
+            }
+            *slot = k;
+        }
+        Some(Layout { unique, index, t })
+    }
+
+    fn m(&self) -> usize {
+        self.unique.nrows()
+    }
+
+    /// Whether the entries are already in layout order (outputs one after the other, inputs
+    /// in the same order within each), as [`TaskEntries`](crate::models::tasks::TaskEntries)
+    /// builds them from complete data.
+    fn in_order(&self) -> bool {
+        self.index.iter().enumerate().all(|(k, &e)| k == e)
+    }
+
+    /// An entry vector in layout order.
+    fn order(&self, v: &[f64]) -> Vec<f64> {
+        self.index.iter().map(|&k| v[k]).collect()
+    }
+}
+
+/// Adds the contraction of `w` for the ICM `k` at `x` to `out` and returns `true`, or returns
+/// `false` without touching `out` if `k` has several terms, `x` is not homotopic or `B` is
+/// near singular.
+pub(super) fn contract(
+    k: &MultiOutputKernel,
+    x: MatRef<'_, f64>,
+    w: &InverseSandwich<'_>,
+    par: Parallelism,
+    out: &mut [f64],
+) -> bool {
+    let [term] = k.terms.as_slice() else {
+        return false;
+    };
+    let Some(lay) = Layout::of(x, k.n_tasks()) else {
+        return false;
+    };
+    let b = term.coregion.b();
+    let Some((f, b_inv)) = factor_and_invert(b.as_ref()) else {
+        return false;
+    };
+    let permuted;
+    let p = if lay.in_order() {
+        w.p
+    } else {
+        permuted = Mat::from_fn(w.p.nrows(), w.p.ncols(), |i, j| {
+            w.p[(lay.index[i], lay.index[j])]
+        });
+        permuted.as_ref()
+    };
+    let (d, e, a, bv) = (
+        lay.order(w.d),
+        lay.order(w.e),
+        lay.order(w.a),
+        lay.order(w.b),
+    );
+    let blocks = Blocks {
+        p,
+        t: lay.t,
+        m: lay.m(),
+    };
+    let kx = term.kernel.matrix(lay.unique.as_ref());
+    let mut n_fold = blocks.folded_kernel_weights(f.as_ref(), &e, par);
+    blocks.add_rank_two(&mut n_fold, &a, &bv, b.as_ref());
+    let g = blocks.coregion_weights(b_inv.as_ref(), &kx, &d, &e, &a, &bv, w.scale);
+    let nk = term.kernel.n_params();
+    term.kernel
+        .grad_contract(lay.unique.as_ref(), n_fold.as_ref(), &mut out[..nk]);
+    term.coregion.grad_from(&g, &mut out[nk..]);
+    true
+}
+
+/// The Cholesky factor `F` of `B` and `B⁻¹`, or `None` if `B` is near singular.
+fn factor_and_invert(b: MatRef<'_, f64>) -> Option<(Mat<f64>, Mat<f64>)> {
+    let t = b.nrows();
+    let llt = b.llt(Side::Lower).ok()?;
+    let f = llt.L().to_owned();
+    let biggest = (0..t).map(|i| b[(i, i)]).fold(0.0, f64::max);
+    let smallest = (0..t)
+        .map(|i| f[(i, i)] * f[(i, i)])
+        .fold(f64::INFINITY, f64::min);
+    (smallest >= MIN_PIVOT * biggest && biggest.is_finite()).then(|| (f, llt.inverse()))
+}
+
+/// `P` in layout order: block `(s, u)` is rows `s·m..`, columns `u·m..`; entry vectors are in
+/// the same order, and slices of them by output are the `v_t` of the module docs.
+struct Blocks<'a> {
+    p: MatRef<'a, f64>,
+    t: usize,
+    m: usize,
+}
+
+impl Blocks<'_> {
+    /// Column `c` of `P` split by output: its part in output `s` is `[s·m, (s+1)·m)`.
+    fn column(&self, c: usize) -> &[f64] {
+        self.p
+            .col(c)
+            .try_as_col_major()
+            .expect("a Mat column is contiguous")
+            .as_slice()
+    }
+
+    /// The output-`s` part of an entry vector.
+    fn part<'v>(&self, v: &'v [f64], s: usize) -> &'v [f64] {
+        &v[s * self.m..(s + 1) * self.m]
+    }
+
+    /// The lower triangle of `−Σ_{r,u} Z_ru E_u Z_ruᵀ`, `Z_ru = Σ_s F_sr P_su`: one product
+    /// of `[Z_ru]` (m × T²m) with its column-scaled self.
+    fn folded_kernel_weights(&self, f: MatRef<'_, f64>, e: &[f64], par: Parallelism) -> Mat<f64> {
+        let (t, m) = (self.t, self.m);
+        // Column (r·T + u)·m + j of Z is Z_ru[:, j], from column u·m + j of P.
+        let mut z = Mat::<f64>::zeros(m, t * t * m);
+        let mut ze = Mat::<f64>::zeros(m, t * t * m);
+        (z.par_col_iter_mut().zip(ze.par_col_iter_mut()))
+            .enumerate()
+            .for_each(|(c, (col, col_e))| {
+                let contiguous = "a Mat column is contiguous";
+                let col = col.try_as_col_major_mut().expect(contiguous).as_slice_mut();
+                let col_e = col_e
+                    .try_as_col_major_mut()
+                    .expect(contiguous)
+                    .as_slice_mut();
+                let (r, pc) = (c / (t * m), c % (t * m));
+                let p_col = self.column(pc);
+                for s in r..t {
+                    let fs = f[(s, r)];
+                    for (v, pv) in col.iter_mut().zip(self.part(p_col, s)) {
+                        *v += fs * pv;
+                    }
+                }
+                (col_e.iter_mut().zip(col.iter())).for_each(|(ve, v)| *ve = v * e[pc]);
+            });
+        let mut n_fold = Mat::<f64>::zeros(m, m);
+        matmul(
+            n_fold.as_mut(),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            z.as_ref(),
+            BlockStructure::Rectangular,
+            ze.transpose(),
+            BlockStructure::Rectangular,
+            -1.0,
+            par.faer(),
+        );
+        n_fold
+    }
+
+    /// Adds the lower triangle of `−½ Σ_t (a_t (Bb)_tᵀ + b_t (Ba)_tᵀ)` to `n_fold`.
+    fn add_rank_two(&self, n_fold: &mut Mat<f64>, a: &[f64], bv: &[f64], b: MatRef<'_, f64>) {
+        let (t, m) = (self.t, self.m);
+        let mix = |v: &[f64], s: usize| -> Vec<f64> {
+            (0..m)
+                .map(|i| (0..t).map(|u| b[(s, u)] * v[u * m + i]).sum())
+                .collect()
+        };
+        for s in 0..t {
+            let (ba, bb) = (mix(a, s), mix(bv, s));
+            let (a_s, b_s) = (self.part(a, s), self.part(bv, s));
+            for j in 0..m {
+                let col = &mut n_fold.col_as_slice_mut(j)[j..];
+                for ((v, ai), bi) in col.iter_mut().zip(&a_s[j..]).zip(&b_s[j..]) {
+                    *v -= 0.5 * (ai * bb[j] + bi * ba[j]);
+                }
+            }
+        }
+    }
+
+    /// `G_pq = tr(W_pq K_x)` (T×T) through
+    /// `K_x P_qu = (1/c) Σ_j (B⁻¹)_qj (δ_ju I − D_j P_ju)`.
+    #[allow(clippy::too_many_arguments)]
+    fn coregion_weights(
+        &self,
+        b_inv: MatRef<'_, f64>,
+        kx: &Mat<f64>,
+        d: &[f64],
+        e: &[f64],
+        a: &[f64],
+        bv: &[f64],
+        scale: f64,
+    ) -> Mat<f64> {
+        let (t, m) = (self.t, self.m);
+        // s[(p·T + j)·T + u] = ⟨P_pu E_u, δ_ju I − D_j P_ju⟩, a sum over the columns of u.
+        let per_column = |c: usize| -> Vec<f64> {
+            let (u, col) = (c / m, c % m);
+            let p_col = self.column(c);
+            let mut s = vec![0.0; t * t * t];
+            for p in 0..t {
+                for j in 0..t {
+                    let (pp, pj, dj) = (self.part(p_col, p), self.part(p_col, j), self.part(d, j));
+                    let dot: f64 = (pp.iter().zip(pj).zip(dj))
+                        .map(|((x, y), dd)| x * dd * y)
+                        .sum();
+                    let identity = if j == u { pp[col] } else { 0.0 };
+                    s[(p * t + j) * t + u] = e[c] * (identity - dot);
+                }
+            }
+            s
+        };
+        let zero = || vec![0.0; t * t * t];
+        let s = (0..t * m)
+            .into_par_iter()
+            .map(per_column)
+            .fold(zero, |acc, x| {
+                acc.iter().zip(&x).map(|(a, b)| a + b).collect()
+            })
+            .reduce(zero, |x, y| x.iter().zip(&y).map(|(a, b)| a + b).collect());
+        let kv = |v: &[f64]| -> Vec<f64> {
+            (0..m)
+                .map(|i| sum_pairs(kx.col_as_slice(i), v, |k, x| k * x))
+                .collect()
+        };
+        let dot = |x: &[f64], y: &[f64]| sum_pairs(x, y, |a, b| a * b);
+        let ka: Vec<Vec<f64>> = (0..t).map(|q| kv(self.part(a, q))).collect();
+        let kb: Vec<Vec<f64>> = (0..t).map(|q| kv(self.part(bv, q))).collect();
+        Mat::from_fn(t, t, |p, q| {
+            let through_inverse: f64 = (0..t)
+                .flat_map(|u| (0..t).map(move |j| (u, j)))
+                .map(|(u, j)| b_inv[(q, j)] * s[(p * t + j) * t + u])
+                .sum();
+            -through_inverse / scale
+                - 0.5 * (dot(self.part(a, p), &kb[q]) + dot(self.part(bv, p), &ka[q]))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm};
+    use crate::linalg::Cholesky;
+
+    /// `m` distinct 2-d inputs, each carrying all `t` outputs, entries in the order `perm`.
+    fn inputs(m: usize, t: usize, perm: &[usize]) -> Mat<f64> {
+        let row = |k: usize| {
+            let (tt, i) = (k / m, k % m);
+            let i = i as f64;
+            [
+                (1.3 * i).sin() * 2.0,
+                (0.7 * i + 0.4).cos() * 1.5,
+                tt as f64,
+            ]
+        };
+        Mat::from_fn(t * m, 3, |k, j| row(perm[k])[j])
+    }
+
+    fn icm(kernel: &str, a: Mat<f64>, kappa: Option<Vec<f64>>) -> MultiOutputKernel {
+        MultiOutputKernel::new(vec![LmcTerm {
+            kernel: Kernel::parse(kernel).unwrap(),
+            coregion: Coregion::new(a, kappa).unwrap(),
+        }])
+        .unwrap()
+    }
+
+    /// The vectors of a sandwich on `n` entries: a few entries of huge `d` (outliers, as the
+    /// robust GPs give them), mixed-sign `e`.
+    fn pieces(n: usize) -> [Vec<f64>; 4] {
+        let d: Vec<f64> = (0..n)
+            .map(|j| {
+                if j % 7 == 3 {
+                    4e5
+                } else {
+                    0.05 + 0.1 * (j as f64).sin().abs()
+                }
+            })
+            .collect();
+        let e: Vec<f64> = (0..n).map(|j| (0.9 * j as f64 + 0.3).sin()).collect();
+        let a: Vec<f64> = (0..n).map(|j| (0.4 * j as f64).cos()).collect();
+        let b: Vec<f64> = (0..n).map(|j| 0.3 - (j % 5) as f64 * 0.2).collect();
+        [d, e, a, b]
+    }
+
+    /// The structured contraction (asserting that it applies) and the dense one.
+    fn both(k: &MultiOutputKernel, x: MatRef<'_, f64>, c: f64) -> (Vec<f64>, Vec<f64>) {
+        let [d, e, a, b] = pieces(x.nrows());
+        let mut q = k.matrix(x);
+        for j in 0..x.nrows() {
+            for i in 0..x.nrows() {
+                q[(i, j)] *= c;
+            }
+            q[(j, j)] += d[j];
+        }
+        let p = Cholesky::factor(&q, "test", Parallelism::Sequential)
+            .unwrap()
+            .inverse();
+        let w = InverseSandwich {
+            p: p.as_ref(),
+            scale: c,
+            d: &d,
+            e: &e,
+            a: &a,
+            b: &b,
+        };
+        let np = Covariance::n_params(k);
+        let mut fast = vec![0.0; np];
+        assert!(contract(k, x, &w, Parallelism::Parallel, &mut fast));
+        let mut dense = vec![0.0; np];
+        k.grad_contract(x, w.lower(Parallelism::Sequential).as_ref(), &mut dense);
+        (fast, dense)
+    }
+
+    fn assert_close(fast: &[f64], dense: &[f64]) {
+        let scale = dense.iter().fold(0.0_f64, |s, v| s.max(v.abs()));
+        assert!(
+            scale > 1e-3,
+            "a contraction that is all but zero tests nothing"
+        );
+        for (j, (f, d)) in fast.iter().zip(dense).enumerate() {
+            assert!((f - d).abs() <= 1e-10 * scale, "parameter {j}: {f} vs {d}");
+        }
+    }
+
+    #[test]
+    fn two_outputs_in_entry_order_match_the_dense_contraction() {
+        let a = Mat::from_fn(2, 2, |i, k| [[1.3, 0.0], [1.1, 0.4]][i][k]);
+        let k = icm("se(ls=[0.9, 1.4])", a, None);
+        let m = 40;
+        let x = inputs(m, 2, &(0..2 * m).collect::<Vec<_>>());
+        let (fast, dense) = both(&k, x.as_ref(), 1.7);
+        assert_close(&fast, &dense);
+    }
+
+    #[test]
+    fn three_outputs_with_kappa_in_shuffled_order_match_the_dense_contraction() {
+        let a = Mat::from_fn(3, 1, |i, _| [0.8, -0.5, 1.2][i]);
+        let k = icm("matern52(ls=0.7)", a, Some(vec![0.2, 0.05, 0.3]));
+        let m = 25;
+        let perm: Vec<usize> = (0..3 * m).map(|k| (k * 31 + 7) % (3 * m)).collect();
+        let mut seen = perm.clone();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..3 * m).collect::<Vec<_>>(),
+            "perm is a permutation"
+        );
+        let x = inputs(m, 3, &perm);
+        let (fast, dense) = both(&k, x.as_ref(), 0.6);
+        assert_close(&fast, &dense);
+    }
+
+    #[test]
+    fn falls_back_without_touching_the_gradient_when_the_structure_is_missing() {
+        let m = 12;
+        let full = inputs(m, 2, &(0..2 * m).collect::<Vec<_>>());
+        let a = Mat::from_fn(2, 2, |i, k| [[1.0, 0.0], [0.5, 0.7]][i][k]);
+        let k = icm("se(ls=1)", a.clone(), None);
+        let n = 2 * m;
+        let p = Mat::<f64>::identity(n, n);
+        let v = vec![0.5; n];
+        let w = InverseSandwich {
+            p: p.as_ref(),
+            scale: 1.0,
+            d: &v,
+            e: &v,
+            a: &v,
+            b: &v,
+        };
+        let untouched = |k: &MultiOutputKernel, x: MatRef<'_, f64>| {
+            let mut out = vec![7.0; Covariance::n_params(k)];
+            assert!(!contract(k, x, &w, Parallelism::Sequential, &mut out));
+            assert!(out.iter().all(|&g| g == 7.0));
+        };
+        // Heterotopic: one entry missing (and a duplicated entry in its place).
+        let mut het = full.clone();
+        het[(n - 1, 2)] = 0.0;
+        untouched(&k, het.as_ref());
+        // Two LMC terms.
+        let lmc = MultiOutputKernel::new(vec![k.terms()[0].clone(), k.terms()[0].clone()]).unwrap();
+        untouched(&lmc, full.as_ref());
+        // B of rank one.
+        let singular = Mat::from_fn(2, 2, |i, k| [[1.0, 0.0], [0.5, 0.0]][i][k]);
+        untouched(&icm("se(ls=1)", singular, None), full.as_ref());
+    }
+}
