@@ -46,6 +46,12 @@ pub struct Args {
     /// Fit without profiling the common scale of covariance and noise out of the objective.
     #[arg(long)]
     no_profile: bool,
+    /// Run only this setting (`paper` or `cli-default`) instead of both.
+    #[arg(long)]
+    setting: Option<String>,
+    /// Run only this model (`Mogp` or `MoRcgp`) instead of both.
+    #[arg(long)]
+    model: Option<String>,
 }
 
 type BoxError = Box<dyn std::error::Error>;
@@ -73,8 +79,15 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
         ("paper", "se(ls=1)", true, vec![0.1, 0.0], Some(0.9)),
         ("cli-default", "se", false, vec![0.1, 0.1], None),
     ];
+    let wanted = |filter: &Option<String>, name: &str| filter.as_deref().is_none_or(|f| f == name);
     for (label, kernel, shared, eps, support) in settings {
+        if !wanted(&a.setting, label) {
+            continue;
+        }
         for kind in [MultiOutputKind::Mogp, MultiOutputKind::MoRcgp] {
+            if !wanted(&a.model, &format!("{kind:?}")) {
+                continue;
+            }
             let cfg = MultiOutputConfig {
                 kind,
                 kernels: vec![Kernel::parse(kernel)?],

@@ -8,7 +8,7 @@
 use faer::{Mat, MatRef};
 
 use super::{InverseSandwich, Kernel, KernelError};
-use crate::linalg::Parallelism;
+use crate::linalg::{Cholesky, LinalgError, Parallelism};
 
 /// A covariance function over the rows of an input matrix, with log-space hyperparameters.
 pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
@@ -50,10 +50,41 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     ) {
         self.grad_contract(x, w.lower(par).as_ref(), out);
     }
+    /// `(K + diag(d))⁻¹` in full, where `k` is [`Covariance::matrix`] at `x`; `what` names
+    /// the matrix in errors. By default a Cholesky factorisation (jitter only if it fails, see
+    /// [`Cholesky`]) and its inverse; a covariance with structure may invert it faster.
+    fn inverse_plus_diagonal(
+        &self,
+        _x: MatRef<'_, f64>,
+        k: &Mat<f64>,
+        d: &[f64],
+        what: &str,
+        par: Parallelism,
+    ) -> Result<Mat<f64>, LinalgError> {
+        dense_inverse_plus_diagonal(k, d, what, par)
+    }
     /// The covariance `c · K` (`c > 0`) in this family, if it has a parameter carrying the
     /// overall scale; the result may lie outside [`Covariance::bounds`]. Objectives that
     /// profile the scale out need it to report the fitted covariance.
     fn scaled(&self, c: f64) -> Option<Self>;
+}
+
+/// `(K + diag(d))⁻¹` by a Cholesky factorisation of the dense matrix (see
+/// [`Covariance::inverse_plus_diagonal`]).
+pub(crate) fn dense_inverse_plus_diagonal(
+    k: &Mat<f64>,
+    d: &[f64],
+    what: &str,
+    par: Parallelism,
+) -> Result<Mat<f64>, LinalgError> {
+    let build = || {
+        let mut q = k.clone();
+        for (j, dj) in d.iter().enumerate() {
+            q[(j, j)] += dj;
+        }
+        q
+    };
+    Ok(Cholesky::factor_owned(build(), what, par, build)?.inverse())
 }
 
 impl Covariance for Kernel {

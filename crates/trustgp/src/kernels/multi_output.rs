@@ -20,8 +20,9 @@ use std::collections::HashMap;
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
+use super::covariance::dense_inverse_plus_diagonal;
 use super::{Covariance, InverseSandwich, Kernel, KernelError};
-use crate::linalg::Parallelism;
+use crate::linalg::{LinalgError, Parallelism};
 
 mod homotopic;
 
@@ -532,6 +533,22 @@ impl Covariance for MultiOutputKernel {
     ) {
         if !homotopic::contract(self, x, w, par, out) {
             self.grad_contract(x, w.lower(par).as_ref(), out);
+        }
+    }
+
+    // Two outputs of a single-term ICM on homotopic data invert by block elimination
+    // (see `homotopic`): 5m³ instead of 8m³ flops.
+    fn inverse_plus_diagonal(
+        &self,
+        x: MatRef<'_, f64>,
+        k: &Mat<f64>,
+        d: &[f64],
+        what: &str,
+        par: Parallelism,
+    ) -> Result<Mat<f64>, LinalgError> {
+        match homotopic::inverse_plus_diagonal(self, x, d, par) {
+            Some(p) => Ok(p),
+            None => dense_inverse_plus_diagonal(k, d, what, par),
         }
     }
 

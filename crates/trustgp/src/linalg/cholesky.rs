@@ -83,6 +83,21 @@ impl Cholesky {
         }
     }
 
+    /// Factorise `a` in place without any jitter: `None` if it is not (numerically) positive
+    /// definite. For callers with a fallback of their own.
+    pub fn exact(a: Mat<f64>, par: Parallelism) -> Option<Self> {
+        let n = a.nrows();
+        let mut l = a;
+        (n > 0 && l.ncols() == n && try_factor(l.as_mut(), par))
+            .then_some(())
+            .filter(|_| (0..n).all(|i| l[(i, i)].is_finite()))
+            .map(|_| Cholesky {
+                l,
+                jitter: 0.0,
+                par,
+            })
+    }
+
     /// The dimension of the factorised matrix.
     pub fn n(&self) -> usize {
         self.l.nrows()
@@ -270,6 +285,23 @@ mod tests {
         let x = c.solve_vec(&[1.0, 2.0]);
         assert!((x[0] - (3.0 - 4.0) / 8.0).abs() < 1e-15);
         assert!((x[1] - (-2.0 + 8.0) / 8.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn exact_factorisation_adds_no_jitter_and_fails_cleanly() {
+        let a = spd(30);
+        let exact = Cholesky::exact(a.clone(), Parallelism::Sequential).unwrap();
+        let usual = Cholesky::factor(&a, "t", Parallelism::Sequential).unwrap();
+        assert_eq!(exact.jitter(), 0.0);
+        assert!((exact.log_det() - usual.log_det()).abs() < 1e-12 * usual.log_det().abs());
+        // Indefinite, and singular (which `factor` would rescue with jitter): no factor.
+        let mut indefinite = a.clone();
+        indefinite[(4, 4)] = -1.0;
+        assert!(Cholesky::exact(indefinite, Parallelism::Sequential).is_none());
+        let v: Vec<f64> = (0..5).map(|i| 1.0 + i as f64).collect();
+        let rank_one = Mat::from_fn(5, 5, |i, j| v[i] * v[j]);
+        assert!(Cholesky::exact(rank_one, Parallelism::Sequential).is_none());
+        assert!(Cholesky::exact(Mat::zeros(0, 0), Parallelism::Sequential).is_none());
     }
 
     #[test]

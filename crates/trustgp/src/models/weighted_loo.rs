@@ -34,7 +34,7 @@ use faer::{Mat, MatRef};
 use super::evidence::Scale;
 use super::ModelError;
 use crate::kernels::{Covariance, InverseSandwich};
-use crate::linalg::{sum_pairs, Cholesky, Parallelism};
+use crate::linalg::{sum_pairs, Parallelism};
 use crate::robust::ImqWeights;
 
 /// The frozen per-entry quantities of a robust conjugate objective.
@@ -125,16 +125,9 @@ fn factor<C: Covariance>(
     let (n_eff, z) = terms.noise_and_targets(noise);
     let sigma2: Vec<f64> = terms.group.iter().map(|&g| noise[g]).collect();
     let k = cov.matrix(x);
-    let build = || {
-        let mut q = k.clone();
-        for (j, nj) in n_eff.iter().enumerate() {
-            q[(j, j)] += nj;
-        }
-        q
-    };
-    let chol = Cholesky::factor_owned(build(), "robust kernel matrix K + diag(n)", par, build)?;
-    let mut p = chol.inverse();
-    let mut alpha = chol.solve_vec(&z);
+    let what = "robust kernel matrix K + diag(n)";
+    let mut p = cov.inverse_plus_diagonal(x, &k, &n_eff, what, par)?;
+    let mut alpha = times(&p, &z, par);
     let mut d = Vec::with_capacity(n);
     let mut s = Vec::with_capacity(n);
     for j in 0..n {
@@ -152,7 +145,7 @@ fn factor<C: Covariance>(
             (a, vec![0.0; n], 1.0)
         }
         Scale::Profiled => {
-            let p_shift = chol.solve_vec(&shift);
+            let p_shift = times(&p, &shift, par);
             // P z₀ = α + P h, since z = z₀ − h.
             let a: Vec<f64> = (0..n).map(|j| (alpha[j] + p_shift[j]) / d[j]).collect();
             let b: Vec<f64> = (0..n).map(|j| shift[j] - p_shift[j] / d[j]).collect();
@@ -198,6 +191,20 @@ fn factor<C: Covariance>(
         sigma2: sigma2.iter().map(|v| c * v).collect(),
         residual,
     })
+}
+
+/// `P v` for the symmetric `P`.
+fn times(p: &Mat<f64>, v: &[f64], par: Parallelism) -> Vec<f64> {
+    let mut out = Mat::<f64>::zeros(v.len(), 1);
+    faer::linalg::matmul::matmul(
+        out.as_mut(),
+        faer::Accum::Replace,
+        p.as_ref(),
+        MatRef::from_column_major_slice(v, v.len(), 1),
+        1.0,
+        par.faer(),
+    );
+    out.col_as_slice(0).to_vec()
 }
 
 /// The scale `c > 0` maximising `Σ_j ŵ_j² [−½ log(c v_j) − (a_j + c b_j)²/(2 c v_j)]` with
@@ -300,9 +307,7 @@ fn objective<C: Covariance>(
         e[j] = -(a[j] + b[j] * f.alpha[j]) / (d * d);
         h[j] = b[j] / d;
     }
-    let hv = Mat::from_fn(n, 1, |k, _| h[k]);
-    let pm = &f.p * &hv;
-    let pv: Vec<f64> = (0..n).map(|i| pm[(i, 0)]).collect();
+    let pv = times(&f.p, &h, par);
     // M_s = −P diag(e) P − ½(α pᵀ + p αᵀ), contracted without forming it where the covariance
     // has the structure for it.
     let sandwich = InverseSandwich {

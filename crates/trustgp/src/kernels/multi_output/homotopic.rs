@@ -1,7 +1,13 @@
-//! The gradient contraction of an [`InverseSandwich`] for a single-term ICM on homotopic data
-//! (every output observed at every distinct input), without forming the n×n adjoint `W`.
+//! A single-term ICM on homotopic data (every output observed at every distinct input) has
+//! Kronecker structure that the dense algorithms ignore. Two uses of it, each falling back to
+//! the dense algorithm when the structure is missing:
 //!
-//! Up to the order of the entries, `K = B ⊗ K_x` (T outputs, m distinct inputs, n = Tm).
+//! * [`contract`]: the gradient contraction of an [`InverseSandwich`] without forming the
+//!   n×n adjoint `W` (any number of outputs; T times fewer flops);
+//! * [`inverse_plus_diagonal`]: `(K + diag(d))⁻¹` for two outputs by block elimination
+//!   (5m³ instead of 8m³ flops).
+//!
+//! **Contraction.** Up to the order of the entries, `K = B ⊗ K_x` (T outputs, m distinct inputs, n = Tm).
 //! With `P_tu` the m×m blocks of `P`, `E_u`, `D_u` the output-u parts of `diag(e)`,
 //! `diag(d)`, `a_t`, `b_t` those of the vectors and `B = F Fᵀ` (Cholesky), the contraction
 //! needs only the folded matrices
@@ -26,7 +32,7 @@ use rayon::prelude::*;
 
 use super::{task, MultiOutputKernel, Unique};
 use crate::kernels::InverseSandwich;
-use crate::linalg::{sum_pairs, Parallelism};
+use crate::linalg::{mirror_lower, sum_pairs, Cholesky, Parallelism};
 
 /// Smallest squared pivot of `B`'s Cholesky factor, relative to `B`'s largest diagonal entry,
 /// for which `B⁻¹` is used (a condition number of `B` up to about 1e10).
@@ -127,6 +133,112 @@ pub(super) fn contract(
         .grad_contract(lay.unique.as_ref(), n_fold.as_ref(), &mut out[..nk]);
     term.coregion.grad_from(&g, &mut out[nk..]);
     true
+}
+
+/// `(K + diag(d))⁻¹` for a single-term ICM with two outputs on homotopic data, by block
+/// elimination on the outputs in 5m³ flops instead of the 8m³ of a dense Cholesky and inverse
+/// (m distinct inputs). With `Q₁₁ = b₁₁ K_x + D₁`, `P₁₁ = Q₁₁⁻¹` and `r = b₁₂/b₁₁`, the
+/// off-diagonal block `b₁₂ K_x = r (Q₁₁ − D₁)` gives `P₁₁ Q₁₂ = X = r (I − P₁₁ D₁)` without a
+/// product, and the Schur complement is a sum of positive semi-definite terms:
+///
+/// ```text
+/// S   = (b₂₂ − r b₁₂) K_x + D₂ + r² D₁ (I − P₁₁ D₁),      P₂₂ = S⁻¹,
+/// P₁₂ = −X P₂₂,      P₁₁ ← P₁₁ + X P₂₂ Xᵀ = P₁₁ − P₁₂ Xᵀ.
+/// ```
+///
+/// The diagonal of `I − P₁₁ D₁` is taken as `b₁₁ [P₁₁ K_x]_jj`, which does not cancel when
+/// `d_j` is huge (an outlier's effective noise). `None` if the structure is missing, `b₁₁` is
+/// near zero or a block is not positive definite (the caller then factorises densely, with
+/// jitter if need be).
+pub(super) fn inverse_plus_diagonal(
+    k: &MultiOutputKernel,
+    x: MatRef<'_, f64>,
+    d: &[f64],
+    par: Parallelism,
+) -> Option<Mat<f64>> {
+    let [term] = k.terms.as_slice() else {
+        return None;
+    };
+    if k.n_tasks() != 2 {
+        return None;
+    }
+    let lay = Layout::of(x, 2)?;
+    let b = term.coregion.b();
+    let (b11, b12, b22) = (b[(0, 0)], b[(1, 0)], b[(1, 1)]);
+    if !(b11 >= MIN_PIVOT * b22.max(b11) && b11.is_finite()) {
+        return None;
+    }
+    let m = lay.m();
+    let kx = term.kernel.matrix(lay.unique.as_ref());
+    let d = lay.order(d);
+    let (d1, d2) = d.split_at(m);
+    let q11 = Mat::from_fn(m, m, |i, j| {
+        b11 * kx[(i, j)] + if i == j { d1[i] } else { 0.0 }
+    });
+    let mut p11 = Cholesky::exact(q11, par)?.inverse();
+    let r = b12 / b11;
+    // diag(I − P₁₁ D₁) = b₁₁ diag(P₁₁ K_x).
+    let keep: Vec<f64> = (0..m)
+        .map(|j| b11 * sum_pairs(p11.col_as_slice(j), kx.col_as_slice(j), |p, k| p * k))
+        .collect();
+    let x_mat = Mat::from_fn(m, m, |i, j| {
+        r * if i == j {
+            keep[j]
+        } else {
+            -p11[(i, j)] * d1[j]
+        }
+    });
+    let schur_b = b22 - r * b12;
+    let s = Mat::from_fn(m, m, |i, j| {
+        let (from_d1, own) = if i == j {
+            (d1[j] * keep[j], d2[j])
+        } else {
+            (-d1[i] * p11[(i, j)] * d1[j], 0.0)
+        };
+        schur_b * kx[(i, j)] + r * r * from_d1 + own
+    });
+    let p22 = Cholesky::exact(s, par)?.inverse();
+    let mut p12 = Mat::<f64>::zeros(m, m);
+    faer::linalg::matmul::matmul(
+        p12.as_mut(),
+        Accum::Replace,
+        x_mat.as_ref(),
+        p22.as_ref(),
+        -1.0,
+        par.faer(),
+    );
+    matmul(
+        p11.as_mut(),
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        p12.as_ref(),
+        BlockStructure::Rectangular,
+        x_mat.transpose(),
+        BlockStructure::Rectangular,
+        -1.0,
+        par.faer(),
+    );
+    mirror_lower(p11.as_mut());
+    let n = 2 * m;
+    let mut p = Mat::<f64>::zeros(n, n);
+    p.as_mut().submatrix_mut(0, 0, m, m).copy_from(&p11);
+    p.as_mut().submatrix_mut(0, m, m, m).copy_from(&p12);
+    p.as_mut()
+        .submatrix_mut(m, 0, m, m)
+        .copy_from(p12.transpose());
+    p.as_mut().submatrix_mut(m, m, m, m).copy_from(&p22);
+    if lay.in_order() {
+        return Some(p);
+    }
+    // Back from the layout order to the entries' order.
+    let mut out = Mat::<f64>::zeros(n, n);
+    for (c, &ec) in lay.index.iter().enumerate() {
+        let col = out.col_as_slice_mut(ec);
+        for (r, &er) in lay.index.iter().enumerate() {
+            col[er] = p[(r, c)];
+        }
+    }
+    Some(out)
 }
 
 /// The Cholesky factor `F` of `B` and `B⁻¹`, or `None` if `B` is near singular.
@@ -397,6 +509,57 @@ mod tests {
         assert_close(&fast, &dense);
     }
 
+    /// The block inverse (asserting that it applies) against the dense Cholesky inverse,
+    /// entry by entry relative to the largest entry.
+    fn check_inverse(k: &MultiOutputKernel, x: MatRef<'_, f64>) {
+        let [d, ..] = pieces(x.nrows());
+        let fast = inverse_plus_diagonal(k, x, &d, Parallelism::Parallel).unwrap();
+        let dense = super::super::dense_inverse_plus_diagonal(
+            &k.matrix(x),
+            &d,
+            "test",
+            Parallelism::Sequential,
+        )
+        .unwrap();
+        let n = x.nrows();
+        let big = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .fold(0.0_f64, |s, (i, j)| s.max(dense[(i, j)].abs()));
+        for i in 0..n {
+            for j in 0..n {
+                let (f, g) = (fast[(i, j)], dense[(i, j)]);
+                assert!((f - g).abs() <= 1e-11 * big, "({i},{j}): {f} vs {g}");
+            }
+        }
+    }
+
+    #[test]
+    fn two_output_block_inverse_matches_the_dense_inverse() {
+        let m = 40;
+        let in_order: Vec<usize> = (0..2 * m).collect();
+        let shuffled: Vec<usize> = (0..2 * m).map(|k| (k * 17 + 5) % (2 * m)).collect();
+        // Moderately and strongly correlated outputs (correlation 0.94 and 0.9999), and a
+        // second output with a far larger scale than the first.
+        for a in [
+            [[1.3, 0.0], [1.1, 0.4]],
+            [[1.0, 0.0], [0.9999, 0.014]],
+            [[0.2, 0.0], [3.0, 2.0]],
+        ] {
+            let k = icm(
+                "matern32(ls=[0.9, 1.4])",
+                Mat::from_fn(2, 2, |i, c| a[i][c]),
+                None,
+            );
+            for perm in [&in_order, &shuffled] {
+                check_inverse(&k, inputs(m, 2, perm).as_ref());
+            }
+        }
+        // Rank one plus κ.
+        let a = Mat::from_fn(2, 1, |i, _| [0.8, -0.5][i]);
+        let k = icm("se(ls=0.7)", a, Some(vec![0.2, 0.05]));
+        check_inverse(&k, inputs(m, 2, &shuffled).as_ref());
+    }
+
     #[test]
     fn falls_back_without_touching_the_gradient_when_the_structure_is_missing() {
         let m = 12;
@@ -429,5 +592,18 @@ mod tests {
         // B of rank one.
         let singular = Mat::from_fn(2, 2, |i, k| [[1.0, 0.0], [0.5, 0.0]][i][k]);
         untouched(&icm("se(ls=1)", singular, None), full.as_ref());
+        // The block inverse needs two outputs of one term at complete inputs, and b₁₁ > 0.
+        let none = |k: &MultiOutputKernel, x: MatRef<'_, f64>| {
+            assert!(inverse_plus_diagonal(k, x, &v, Parallelism::Sequential).is_none());
+        };
+        none(&k, het.as_ref());
+        none(&lmc, full.as_ref());
+        let first_silent = Mat::from_fn(2, 2, |i, k| [[0.0, 0.0], [0.5, 1.0]][i][k]);
+        none(&icm("se(ls=1)", first_silent, None), full.as_ref());
+        let a3 = Mat::from_fn(3, 3, |i, k| if i == k { 1.0 } else { 0.0 });
+        none(
+            &icm("se(ls=1)", a3, None),
+            inputs(m, 3, &(0..3 * m).collect::<Vec<_>>()).as_ref(),
+        );
     }
 }

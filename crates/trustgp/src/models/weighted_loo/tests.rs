@@ -4,6 +4,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
+use crate::linalg::Cholesky;
 use crate::means::Mean;
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
@@ -210,9 +211,10 @@ fn gradient_matches_finite_differences_single_output() {
 
 #[test]
 fn gradient_matches_finite_differences_multi_output() {
-    // Heterotopic (the dense contraction) and complete (the ICM's folded contraction).
-    for complete in [false, true] {
-        let (x, y, group, prior, w, cov) = three_outputs(complete);
+    // Heterotopic (the dense path) and complete (the ICM's folded contraction, and for two
+    // outputs its block inverse).
+    for (outputs, complete) in [(3, false), (3, true), (2, true)] {
+        let (x, y, group, prior, w, cov) = multi_output(outputs, complete);
         let terms = RobustTerms {
             y: &y,
             prior: &prior,
@@ -244,10 +246,11 @@ fn gradient_matches_finite_differences_multi_output() {
     }
 }
 
-/// A three-output problem over 15 inputs with one outlier: inputs, targets, noise groups
-/// (outputs 0 and 2 share one), prior, weights and an ICM covariance with `κ`. Unless
-/// `complete`, some entries are missing (heterotopic).
-fn three_outputs(
+/// A problem with `outputs` (2 or 3) outputs over 15 inputs with one outlier: inputs,
+/// targets, noise groups (output 1 has its own), prior, weights and an ICM covariance with
+/// `κ`. Unless `complete`, some entries are missing (heterotopic).
+fn multi_output(
+    outputs: usize,
     complete: bool,
 ) -> (
     Mat<f64>,
@@ -262,7 +265,7 @@ fn three_outputs(
     let mut y = Vec::new();
     for i in 0..15 {
         let xi: f64 = rng.random_range(-2.0..2.0);
-        for t in 0..3 {
+        for t in 0..outputs {
             let noise = 0.1 * rng.random_range(-1.0..1.0);
             if !complete && (i + t) % 4 == 3 {
                 continue;
@@ -279,10 +282,13 @@ fn three_outputs(
         .collect();
     let prior = vec![0.1; y.len()];
     let w = ImqWeights::new(&y, &prior, &vec![0.6; y.len()]);
-    let a = Mat::from_fn(3, 2, |i, k| [[1.0, 0.0], [0.7, 0.5], [-0.4, 0.3]][i][k]);
+    let a = Mat::from_fn(outputs, 2, |i, k| {
+        [[1.0, 0.0], [0.7, 0.5], [-0.4, 0.3]][i][k]
+    });
+    let kappa = [0.1, 0.05, 0.2][..outputs].to_vec();
     let cov = MultiOutputKernel::new(vec![LmcTerm {
         kernel: Kernel::parse("se(ls=0.8)").unwrap(),
-        coregion: Coregion::new(a, Some(vec![0.1, 0.05, 0.2])).unwrap(),
+        coregion: Coregion::new(a, Some(kappa)).unwrap(),
     }])
     .unwrap();
     (x, y, group, prior, w, cov)
@@ -350,7 +356,7 @@ fn profiled_objective_is_the_best_common_scale() {
     };
     let kernel = Kernel::parse("const(var=0.4) * se(ls=[0.7, 1.1])").unwrap();
     check_profile(&kernel, x.as_ref(), &terms, &[0.02]);
-    let (x, y, group, prior, w, cov) = three_outputs(false);
+    let (x, y, group, prior, w, cov) = multi_output(3, false);
     let terms = RobustTerms {
         y: &y,
         prior: &prior,
@@ -362,13 +368,15 @@ fn profiled_objective_is_the_best_common_scale() {
 
 #[test]
 fn profiled_gradient_matches_finite_differences() {
-    // Heterotopic (the dense contraction) and complete (the ICM's folded contraction).
-    check_profiled_gradient(false);
-    check_profiled_gradient(true);
+    // Heterotopic (the dense path) and complete (the ICM's folded contraction, and for two
+    // outputs its block inverse).
+    check_profiled_gradient(3, false);
+    check_profiled_gradient(3, true);
+    check_profiled_gradient(2, true);
 }
 
-fn check_profiled_gradient(complete: bool) {
-    let (x, y, group, prior, w, cov) = three_outputs(complete);
+fn check_profiled_gradient(outputs: usize, complete: bool) {
+    let (x, y, group, prior, w, cov) = multi_output(outputs, complete);
     let terms = RobustTerms {
         y: &y,
         prior: &prior,
