@@ -678,6 +678,10 @@ fn a_profile_that_leaves_the_bounds_is_continued_unprofiled_inside_them() {
         rcgp_fit(300.0, &fit_options(false, true)),
     );
     assert_eq!(p.starts().len(), 2);
+    assert!(!p.starts()[0].converged);
+    assert!(p.starts()[0]
+        .message
+        .starts_with("stopped where the profiled scale left the bounds: "));
     assert!(p.starts()[1]
         .message
         .starts_with("continued unprofiled within the bounds"));

@@ -173,12 +173,23 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
     };
     let (k, s, more) = maximize_grouped(&k, &s, &once, par, full)?;
     let first = starts.len();
+    // The optimiser only saw failed evaluations, so its own message ("line search failed …")
+    // would hide why an unconverged profiled start ended.
+    let stopped = starts.iter().cloned().map(|mut r| {
+        if !r.converged {
+            r.message = format!(
+                "stopped where the profiled scale left the bounds: {}",
+                r.message
+            );
+        }
+        r
+    });
     let continued = more.into_iter().map(|mut r| {
         r.start += first;
         r.message = format!("continued unprofiled within the bounds: {}", r.message);
         r
     });
-    Ok((k, s, starts.iter().cloned().chain(continued).collect()))
+    Ok((k, s, stopped.chain(continued).collect()))
 }
 
 /// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.

@@ -34,6 +34,9 @@ use super::{task, MultiOutputKernel, Unique};
 use crate::kernels::InverseSandwich;
 use crate::linalg::{mirror_lower, sum_pairs, Cholesky, Parallelism};
 
+/// Blocks of columns summed in parallel, in a fixed order, by `Blocks::coregion_weights`.
+const SUM_BLOCKS: usize = 8;
+
 /// Smallest squared pivot of `B`'s Cholesky factor, relative to `B`'s largest diagonal entry,
 /// for which `B⁻¹` is used (a condition number of `B` up to about 1e10).
 const MIN_PIVOT: f64 = 1e-10;
@@ -369,13 +372,23 @@ impl Blocks<'_> {
             s
         };
         let zero = || vec![0.0; t * t * t];
-        let s = (0..t * m)
+        let add = |acc: Vec<f64>, x: Vec<f64>| -> Vec<f64> {
+            acc.iter().zip(&x).map(|(a, b)| a + b).collect()
+        };
+        // Fixed blocks of columns whose partial sums are added in block order: rayon's own
+        // fold/reduce splits the range by work stealing, which made the sum (and so a fit's
+        // path) differ from run to run in the last bits.
+        let n = t * m;
+        let block = n.div_ceil(SUM_BLOCKS).max(1);
+        let parts: Vec<Vec<f64>> = (0..n.div_ceil(block))
             .into_par_iter()
-            .map(per_column)
-            .fold(zero, |acc, x| {
-                acc.iter().zip(&x).map(|(a, b)| a + b).collect()
+            .map(|b| {
+                (b * block..((b + 1) * block).min(n))
+                    .map(per_column)
+                    .fold(zero(), add)
             })
-            .reduce(zero, |x, y| x.iter().zip(&y).map(|(a, b)| a + b).collect());
+            .collect();
+        let s = parts.into_iter().fold(zero(), add);
         let kv = |v: &[f64]| -> Vec<f64> {
             (0..m)
                 .map(|i| sum_pairs(kx.col_as_slice(i), v, |k, x| k * x))
@@ -478,6 +491,30 @@ mod tests {
         );
         for (j, (f, d)) in fast.iter().zip(dense).enumerate() {
             assert!((f - d).abs() <= 1e-10 * scale, "parameter {j}: {f} vs {d}");
+        }
+    }
+
+    #[test]
+    fn the_contraction_does_not_depend_on_the_number_of_threads() {
+        // Rayon's fold/reduce splits work by stealing, so a sum through it changes in the last
+        // bits with the pool (and from run to run), and so would an optimiser's path. Every
+        // pool must give the same bits.
+        let a = Mat::from_fn(2, 2, |i, k| [[1.3, 0.0], [1.1, 0.4]][i][k]);
+        let k = icm("se(ls=[0.9, 1.4])", a, None);
+        let m = 150;
+        let x = inputs(m, 2, &(0..2 * m).collect::<Vec<_>>());
+        let in_pool = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| both(&k, x.as_ref(), 1.7).0)
+        };
+        let one = in_pool(1);
+        for threads in [2, 3, 4, 7] {
+            let other = in_pool(threads);
+            let bits = |v: &[f64]| v.iter().map(|g| g.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&one), bits(&other), "{threads} threads");
         }
     }
 
