@@ -8,7 +8,7 @@
 use faer::{Mat, MatRef};
 
 use super::{InverseSandwich, Kernel, KernelError};
-use crate::linalg::{Cholesky, LinalgError, Parallelism};
+use crate::linalg::{sum_pairs, Cholesky, LinalgError, Parallelism};
 
 /// A covariance function over the rows of an input matrix, with log-space hyperparameters.
 pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
@@ -50,18 +50,18 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     ) {
         self.grad_contract(x, w.lower(par).as_ref(), out);
     }
-    /// `(K + diag(d))⁻¹` in full, where `k` is [`Covariance::matrix`] at `x`; `what` names
-    /// the matrix in errors. By default a Cholesky factorisation (jitter only if it fails, see
-    /// [`Cholesky`]) and its inverse; a covariance with structure may invert it faster.
+    /// `(K + diag(d))⁻¹` in full with the diagonal of `K (K + diag(d))⁻¹`, `K` being
+    /// [`Covariance::matrix`] at `x`; `what` names the matrix in errors. By default a
+    /// Cholesky factorisation of the dense matrix (jitter only if it fails, see [`Cholesky`])
+    /// and its inverse; a covariance with structure may invert it faster, without forming `K`.
     fn inverse_plus_diagonal(
         &self,
-        _x: MatRef<'_, f64>,
-        k: &Mat<f64>,
+        x: MatRef<'_, f64>,
         d: &[f64],
         what: &str,
         par: Parallelism,
-    ) -> Result<Mat<f64>, LinalgError> {
-        dense_inverse_plus_diagonal(k, d, what, par)
+    ) -> Result<InversePlusDiagonal, LinalgError> {
+        dense_inverse_plus_diagonal(&self.matrix(x), d, what, par)
     }
     /// The covariance `c · K` (`c > 0`) in this family, if it has a parameter carrying the
     /// overall scale; the result may lie outside [`Covariance::bounds`]. Objectives that
@@ -69,14 +69,24 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     fn scaled(&self, c: f64) -> Option<Self>;
 }
 
-/// `(K + diag(d))⁻¹` by a Cholesky factorisation of the dense matrix (see
+/// `P = (K + diag(d))⁻¹` and the diagonal of `K P` (see
 /// [`Covariance::inverse_plus_diagonal`]).
+#[derive(Clone, Debug)]
+pub struct InversePlusDiagonal {
+    /// `P`, in full (both triangles).
+    pub p: Mat<f64>,
+    /// `[K P]_jj`, summed as `Σ_i K_ij P_ij`: unlike `1 − d_j P_jj` it does not cancel when
+    /// `d_j` is huge (the effective noise of an outlier in the robust GPs).
+    pub kp_diag: Vec<f64>,
+}
+
+/// [`InversePlusDiagonal`] by a Cholesky factorisation of the dense `K + diag(d)`.
 pub(crate) fn dense_inverse_plus_diagonal(
     k: &Mat<f64>,
     d: &[f64],
     what: &str,
     par: Parallelism,
-) -> Result<Mat<f64>, LinalgError> {
+) -> Result<InversePlusDiagonal, LinalgError> {
     let build = || {
         let mut q = k.clone();
         for (j, dj) in d.iter().enumerate() {
@@ -84,7 +94,11 @@ pub(crate) fn dense_inverse_plus_diagonal(
         }
         q
     };
-    Ok(Cholesky::factor_owned(build(), what, par, build)?.inverse())
+    let p = Cholesky::factor_owned(build(), what, par, build)?.inverse();
+    let kp_diag = (0..p.ncols())
+        .map(|j| sum_pairs(k.col_as_slice(j), p.col_as_slice(j), |a, b| a * b))
+        .collect();
+    Ok(InversePlusDiagonal { p, kp_diag })
 }
 
 impl Covariance for Kernel {

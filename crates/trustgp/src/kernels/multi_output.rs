@@ -21,7 +21,7 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
 use super::covariance::dense_inverse_plus_diagonal;
-use super::{Covariance, InverseSandwich, Kernel, KernelError};
+use super::{Covariance, InversePlusDiagonal, InverseSandwich, Kernel, KernelError};
 use crate::linalg::{LinalgError, Parallelism};
 
 mod homotopic;
@@ -541,14 +541,13 @@ impl Covariance for MultiOutputKernel {
     fn inverse_plus_diagonal(
         &self,
         x: MatRef<'_, f64>,
-        k: &Mat<f64>,
         d: &[f64],
         what: &str,
         par: Parallelism,
-    ) -> Result<Mat<f64>, LinalgError> {
+    ) -> Result<InversePlusDiagonal, LinalgError> {
         match homotopic::inverse_plus_diagonal(self, x, d, par) {
-            Some(p) => Ok(p),
-            None => dense_inverse_plus_diagonal(k, d, what, par),
+            Some(inv) => Ok(inv),
+            None => dense_inverse_plus_diagonal(&self.matrix(x), d, what, par),
         }
     }
 

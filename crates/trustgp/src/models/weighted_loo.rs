@@ -33,8 +33,8 @@ use faer::{Mat, MatRef};
 
 use super::evidence::Scale;
 use super::ModelError;
-use crate::kernels::{Covariance, InverseSandwich};
-use crate::linalg::{sum_pairs, Parallelism};
+use crate::kernels::{Covariance, InversePlusDiagonal, InverseSandwich};
+use crate::linalg::Parallelism;
 use crate::robust::ImqWeights;
 
 /// The frozen per-entry quantities of a robust conjugate objective.
@@ -124,19 +124,12 @@ fn factor<C: Covariance>(
     let n = terms.y.len();
     let (n_eff, z) = terms.noise_and_targets(noise);
     let sigma2: Vec<f64> = terms.group.iter().map(|&g| noise[g]).collect();
-    let k = cov.matrix(x);
     let what = "robust kernel matrix K + diag(n)";
-    let mut p = cov.inverse_plus_diagonal(x, &k, &n_eff, what, par)?;
+    let InversePlusDiagonal { mut p, kp_diag } = cov.inverse_plus_diagonal(x, &n_eff, what, par)?;
     let mut alpha = times(&p, &z, par);
-    let mut d = Vec::with_capacity(n);
-    let mut s = Vec::with_capacity(n);
-    for j in 0..n {
-        let dj = p[(j, j)];
-        // [K P]_jj / P_jj: no cancellation even when n_j is huge (an outlier).
-        let kp = sum_pairs(k.col_as_slice(j), p.col_as_slice(j), |a, b| a * b);
-        d.push(dj);
-        s.push((kp / dj).max(0.0));
-    }
+    let d: Vec<f64> = (0..n).map(|j| p[(j, j)]).collect();
+    // [K P]_jj / P_jj: no cancellation even when n_j is huge (an outlier).
+    let s: Vec<f64> = (0..n).map(|j| (kp_diag[j] / d[j]).max(0.0)).collect();
     // At scale c the residual is a + c b and every variance is c times its value at c = 1.
     let shift: Vec<f64> = (0..n).map(|j| sigma2[j] * terms.weights.g[j]).collect();
     let (a, b, c) = match scale {

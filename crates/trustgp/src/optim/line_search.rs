@@ -24,6 +24,17 @@ const MAX_TRIALS: usize = 20;
 /// to interpolate, and failures (e.g. a singular kernel matrix) are usually far from the optimum.
 const FAILURE_SHRINK: f64 = 0.1;
 
+/// How a search ended.
+pub(crate) enum Outcome {
+    /// A step was accepted.
+    Accepted(Step),
+    /// No step decreased `f` enough, and the steps still in the bracket promised (to first
+    /// order) a decrease of at most `gain_tol`: `f` is flat along the path to within it.
+    Flat,
+    /// No step decreased `f` enough.
+    NoDecrease,
+}
+
 /// The point a search accepted.
 pub(crate) struct Step {
     pub(crate) point: Point,
@@ -117,16 +128,16 @@ fn next_trial(lo: &Sample, prev: &Sample, upper: Option<&Upper>, end: f64) -> f6
 ///
 /// Returns the accepted point: one satisfying sufficient decrease
 /// `f(x(α)) ≤ f(x) + C1·gᵀ(x(α) − x)` and, unless the bracket became too narrow, the evaluation
-/// budget ran out or the path ended, the strong Wolfe curvature condition. Returns `None` if no
-/// step gave sufficient decrease. `gain_tol` is the decrease below which approaching a failing
-/// region further is not worth an evaluation.
+/// budget ran out or the path ended, the strong Wolfe curvature condition; or, if no step gave
+/// sufficient decrease, whether that is because `f` is flat to within `gain_tol` there. `gain_tol` is the decrease below which approaching a failing
+/// region further, or shrinking a step that found no decrease, is not worth an evaluation.
 pub(crate) fn search<O: Objective + ?Sized>(
     ev: &mut Evaluator<'_, O>,
     start: &Point,
     path: &ProjectedPath<'_>,
     alpha0: f64,
     gain_tol: f64,
-) -> Result<Option<Step>, OptimError> {
+) -> Result<Outcome, OptimError> {
     let slope0 = path.slope(0.0, &start.g);
     let origin = Sample {
         alpha: 0.0,
@@ -164,7 +175,7 @@ pub(crate) fn search<O: Objective + ?Sized>(
                     upper = Some(Upper::Value(sample));
                 } else {
                     if sample.slope.abs() <= -C2 * slope0 || alpha >= path.end() {
-                        return Ok(Some(Step {
+                        return Ok(Outcome::Accepted(Step {
                             point,
                             blocked_gain: None,
                         }));
@@ -192,15 +203,25 @@ pub(crate) fn search<O: Objective + ?Sized>(
                 break;
             }
         }
+        // No decrease yet, and the whole bracket promises (to first order) no more than
+        // `gain_tol`: what the search met is noise, not curvature, and shrinking the step
+        // only shrinks the gain still further below the tolerance.
+        if let (Some(Upper::Value(far)), None) = (upper.as_ref(), best.as_ref()) {
+            if -slope0 * far.alpha <= gain_tol {
+                return Ok(Outcome::Flat);
+            }
+        }
         alpha = next_trial(&lo, &prev, upper.as_ref(), path.end());
     }
     let blocked_gain = match upper {
         Some(Upper::Failed(a)) => Some(blocked_gain(&lo, a)),
         _ => None,
     };
-    Ok(best.map(|point| Step {
-        point,
-        blocked_gain,
+    Ok(best.map_or(Outcome::NoDecrease, |point| {
+        Outcome::Accepted(Step {
+            point,
+            blocked_gain,
+        })
     }))
 }
 
@@ -250,7 +271,9 @@ mod tests {
         let bounds = [(f64::NEG_INFINITY, f64::INFINITY)];
         let path = ProjectedPath::new(&start.x, &d, &bounds);
         // From α = 0.1 the search must extrapolate, then land within the Wolfe window.
-        let step = search(&mut ev, &start, &path, 0.1, 0.0).unwrap().unwrap();
+        let Outcome::Accepted(step) = search(&mut ev, &start, &path, 0.1, 0.0).unwrap() else {
+            panic!("no step accepted");
+        };
         let point = step.point;
         assert!(step.blocked_gain.is_none());
         assert!(point.f < 9.0 * (1.0 - 1e-4 * 0.1));

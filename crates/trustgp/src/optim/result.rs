@@ -9,6 +9,10 @@ pub enum StopReason {
     GradientTolerance,
     /// The relative decrease of the objective over one iteration fell to `f_rel_tol`.
     RelativeDecrease,
+    /// The line search found no decrease, and the steps left to it promised (to first order) a
+    /// relative decrease of at most `f_rel_tol`: `f` is flat to within the tolerance, and
+    /// rounding noise of about that size is what the search met.
+    PredictedDecrease,
     /// Adam's windowed mean objective stopped improving by more than `f_rel_tol`.
     Plateau,
     /// The iteration limit was reached.
@@ -31,7 +35,10 @@ impl StopReason {
     pub fn is_converged(self) -> bool {
         matches!(
             self,
-            StopReason::GradientTolerance | StopReason::RelativeDecrease | StopReason::Plateau
+            StopReason::GradientTolerance
+                | StopReason::RelativeDecrease
+                | StopReason::PredictedDecrease
+                | StopReason::Plateau
         )
     }
 }
@@ -41,6 +48,9 @@ impl fmt::Display for StopReason {
         let text = match self {
             StopReason::GradientTolerance => "projected gradient norm <= grad_tol",
             StopReason::RelativeDecrease => "relative reduction of f <= f_rel_tol",
+            StopReason::PredictedDecrease => {
+                "no decrease found, and the predicted relative reduction of f <= f_rel_tol"
+            }
             StopReason::Plateau => "windowed mean of f stopped improving",
             StopReason::MaxIterations => "maximum number of iterations reached",
             StopReason::MaxEvaluations => "maximum number of evaluations reached",
