@@ -257,6 +257,38 @@ mod tests {
     }
 
     #[test]
+    fn a_bracket_promising_less_than_the_tolerance_is_flat() {
+        // f rises by 1e-6 wherever it is evaluated (noise above a slope of −1e-3), so no step
+        // gives sufficient decrease. The unit step promises 1e-3 to first order.
+        let search_with = |gain_tol: f64| {
+            let mut f = |_: &[f64]| -> Result<(f64, Vec<f64>), String> { Ok((1e-6, vec![-1e-3])) };
+            let mut ev = Evaluator::new(&mut f, 100);
+            let start = Point {
+                x: vec![0.0],
+                f: 0.0,
+                g: vec![-1e-3],
+            };
+            let bounds = [(f64::NEG_INFINITY, f64::INFINITY)];
+            let path = ProjectedPath::new(&start.x, &[1.0], &bounds);
+            let outcome = search(&mut ev, &start, &path, 1.0, gain_tol).unwrap();
+            (outcome, ev.n_evals())
+        };
+        // Tolerance above the promise: flat after the first trial.
+        let (outcome, evals) = search_with(1e-2);
+        assert!(matches!(outcome, Outcome::Flat));
+        assert_eq!(evals, 1);
+        // Tolerance 1e-4: the search shrinks the step until its promise falls below it
+        // (α ≤ 0.1), then reports flat.
+        let (outcome, evals) = search_with(1e-4);
+        assert!(matches!(outcome, Outcome::Flat));
+        assert!(evals > 1 && evals < MAX_TRIALS, "{evals}");
+        // No tolerance: every trial is spent and the search reports no decrease.
+        let (outcome, evals) = search_with(0.0);
+        assert!(matches!(outcome, Outcome::NoDecrease));
+        assert!(evals > 10, "{evals}");
+    }
+
+    #[test]
     fn accepts_the_minimiser_of_a_quadratic_along_the_path() {
         let mut f = |x: &[f64]| -> Result<(f64, Vec<f64>), String> {
             Ok(((x[0] - 3.0).powi(2), vec![2.0 * (x[0] - 3.0)]))
