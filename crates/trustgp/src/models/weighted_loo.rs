@@ -105,7 +105,10 @@ pub struct ProfiledLoo {
 struct Factored {
     scale: f64,
     n_groups: usize,
+    /// `P = (K + diag(n))⁻¹` at unit scale; the scaled point's inverse is `P / scale`, which is
+    /// never formed (one pass over n² entries per evaluation saved).
     p: Mat<f64>,
+    /// `α`, the LOO predictive, `n` and `σ²` at the scaled point.
     alpha: Vec<f64>,
     loo: LooPredictive,
     n_eff: Vec<f64>,
@@ -125,7 +128,7 @@ fn factor<C: Covariance>(
     let (n_eff, z) = terms.noise_and_targets(noise);
     let sigma2: Vec<f64> = terms.group.iter().map(|&g| noise[g]).collect();
     let what = "robust kernel matrix K + diag(n)";
-    let InversePlusDiagonal { mut p, kp_diag } = cov.inverse_plus_diagonal(x, &n_eff, what, par)?;
+    let InversePlusDiagonal { p, kp_diag } = cov.inverse_plus_diagonal(x, &n_eff, what, par)?;
     let mut alpha = times(&p, &z, par);
     let d: Vec<f64> = (0..n).map(|j| p[(j, j)]).collect();
     // [K P]_jj / P_jj: no cancellation even when n_j is huge (an outlier).
@@ -149,10 +152,8 @@ fn factor<C: Covariance>(
                         .into(),
                 )
             })?;
-            // Move to (cK, cσ²): P and α scale by 1/c, α also through z's shift.
-            for j in 0..n {
-                p.col_as_slice_mut(j).iter_mut().for_each(|v| *v /= c);
-            }
+            // Move to (cK, cσ²): α scales by 1/c, and also through z's shift (P by 1/c too,
+            // which the objective applies where it reads P).
             for j in 0..n {
                 alpha[j] = alpha[j] / c + p_shift[j] * (1.0 / c - 1.0);
             }
@@ -293,21 +294,25 @@ fn objective<C: Covariance>(
     let mut b = vec![0.0; n];
     let mut e = vec![0.0; n];
     let mut h = vec![0.0; n];
+    let c = f.scale;
     for j in 0..n {
-        let (r, v, d) = (f.residual[j], f.loo.var[j], f.p[(j, j)]);
+        let (r, v, d) = (f.residual[j], f.loo.var[j], f.p[(j, j)] / c);
         a[j] = w2[j] * (r * r - v) / (2.0 * v * v);
         b[j] = -w2[j] * r / v;
         e[j] = -(a[j] + b[j] * f.alpha[j]) / (d * d);
         h[j] = b[j] / d;
     }
-    let pv = times(&f.p, &h, par);
-    // M_s = −P diag(e) P − ½(α pᵀ + p αᵀ), contracted without forming it where the covariance
-    // has the structure for it.
+    let pv: Vec<f64> = times(&f.p, &h, par).iter().map(|v| v / c).collect();
+    // M_s = −P_c diag(e) P_c − ½(α pᵀ + p αᵀ) with P_c = P / c the scaled point's inverse, i.e.
+    // −P diag(e/c²) P − …, P = (K + diag(n/c))⁻¹; contracted without forming it where the
+    // covariance has the structure for it.
+    let e_unit: Vec<f64> = e.iter().map(|v| v / (c * c)).collect();
+    let n_unit: Vec<f64> = f.n_eff.iter().map(|v| v / c).collect();
     let sandwich = InverseSandwich {
         p: f.p.as_ref(),
-        scale: f.scale,
-        d: &f.n_eff,
-        e: &e,
+        scale: 1.0,
+        d: &n_unit,
+        e: &e_unit,
         a: &f.alpha,
         b: &pv,
     };
@@ -315,7 +320,7 @@ fn objective<C: Covariance>(
     let mut grad = vec![0.0; nk + f.n_groups];
     cov.grad_contract_sandwich(x, &sandwich, par, &mut grad[..nk]);
     // ∂(cK)/∂θ = c ∂K/∂θ with the scale held fixed.
-    grad[..nk].iter_mut().for_each(|g| *g *= f.scale);
+    grad[..nk].iter_mut().for_each(|g| *g *= c);
     let ms_diag = sandwich.diag();
     for j in 0..n {
         let (s2, g) = (f.sigma2[j], terms.weights.g[j]);
