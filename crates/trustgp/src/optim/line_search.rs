@@ -129,8 +129,9 @@ fn next_trial(lo: &Sample, prev: &Sample, upper: Option<&Upper>, end: f64) -> f6
 /// Returns the accepted point: one satisfying sufficient decrease
 /// `f(x(α)) ≤ f(x) + C1·gᵀ(x(α) − x)` and, unless the bracket became too narrow, the evaluation
 /// budget ran out or the path ended, the strong Wolfe curvature condition; or, if no step gave
-/// sufficient decrease, whether that is because `f` is flat to within `gain_tol` there. `gain_tol` is the decrease below which approaching a failing
-/// region further, or shrinking a step that found no decrease, is not worth an evaluation.
+/// sufficient decrease, whether that is because `f` is flat to within `gain_tol` there.
+/// `gain_tol` is the decrease below which approaching a failing region further, or shrinking a
+/// step that found no decrease, is not worth an evaluation.
 pub(crate) fn search<O: Objective + ?Sized>(
     ev: &mut Evaluator<'_, O>,
     start: &Point,
