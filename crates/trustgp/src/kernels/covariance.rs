@@ -63,6 +63,22 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     ) -> Result<InversePlusDiagonal, LinalgError> {
         dense_inverse_plus_diagonal(&self.matrix(x), d, what, par)
     }
+    /// For every parameter `θ_k`: the diagonal of `P ∂K/∂θ_k P` and the product
+    /// `P ∂K/∂θ_k P V`, where `P = (K + diag(d))⁻¹` was built from this covariance at `x` and
+    /// `u = P v` (both n × q). What a Gauss–Newton matrix of a leave-one-out objective needs;
+    /// `None` (the default) where the covariance has no way to them cheaper than one `n³`
+    /// product per parameter, and callers then go without.
+    fn inverse_derivatives(
+        &self,
+        _x: MatRef<'_, f64>,
+        _p: MatRef<'_, f64>,
+        _d: &[f64],
+        _v: MatRef<'_, f64>,
+        _u: MatRef<'_, f64>,
+        _par: Parallelism,
+    ) -> Option<Vec<InverseDerivative>> {
+        None
+    }
     /// The covariance `c · K` (`c > 0`) in this family, if it has a parameter carrying the
     /// overall scale; the result may lie outside [`Covariance::bounds`]. Objectives that
     /// profile the scale out need it to report the fitted covariance.
@@ -78,6 +94,16 @@ pub struct InversePlusDiagonal {
     /// `[K P]_jj`, summed as `Σ_i K_ij P_ij`: unlike `1 − d_j P_jj` it does not cancel when
     /// `d_j` is huge (the effective noise of an outlier in the robust GPs).
     pub kp_diag: Vec<f64>,
+}
+
+/// The derivative of `P = (K + diag(d))⁻¹` along one covariance parameter, through what
+/// [`Covariance::inverse_derivatives`] returns (`∂P = −P ∂K P`).
+#[derive(Clone, Debug)]
+pub struct InverseDerivative {
+    /// `[P ∂K P]_jj`.
+    pub diag: Vec<f64>,
+    /// `P ∂K P V` (n × q).
+    pub times_v: Mat<f64>,
 }
 
 /// [`InversePlusDiagonal`] by a Cholesky factorisation of the dense `K + diag(d)`.

@@ -34,7 +34,7 @@ use faer::{Mat, MatRef};
 use crate::linalg::mirror_lower;
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
-pub use covariance::{Covariance, InversePlusDiagonal};
+pub use covariance::{Covariance, InverseDerivative, InversePlusDiagonal};
 pub use error::KernelError;
 pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
 pub use sandwich::InverseSandwich;

@@ -21,10 +21,13 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
 use super::covariance::dense_inverse_plus_diagonal;
-use super::{Covariance, InversePlusDiagonal, InverseSandwich, Kernel, KernelError};
+use super::{
+    Covariance, InverseDerivative, InversePlusDiagonal, InverseSandwich, Kernel, KernelError,
+};
 use crate::linalg::{LinalgError, Parallelism};
 
 mod homotopic;
+mod inverse_derivatives;
 
 /// Log-space bounds of the diagonal coregionalisation term κ.
 const KAPPA_BOUNDS: (f64, f64) = (1e-8, 1e5);
@@ -549,6 +552,21 @@ impl Covariance for MultiOutputKernel {
             Some(inv) => Ok(inv),
             None => dense_inverse_plus_diagonal(&self.matrix(x), d, what, par),
         }
+    }
+
+    // A single-term ICM on homotopic data in layout order: through `B⁻¹` for the
+    // coregionalisation and one m × m × n product per output for each kernel parameter
+    // (see `inverse_derivatives`).
+    fn inverse_derivatives(
+        &self,
+        x: MatRef<'_, f64>,
+        p: MatRef<'_, f64>,
+        d: &[f64],
+        v: MatRef<'_, f64>,
+        u: MatRef<'_, f64>,
+        par: Parallelism,
+    ) -> Option<Vec<InverseDerivative>> {
+        inverse_derivatives::icm(self, x, p, d, v, u, par)
     }
 
     // Every term's `B = AAᵀ + diag(κ)` scales: `A → √c A`, `κ → c κ`.

@@ -21,8 +21,8 @@ use rand_distr::StandardNormal;
 use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
 use super::hyper::GpHyper;
-use super::multistart::maximize;
 pub use super::multistart::StartReport;
+use super::multistart::{maximize, plain};
 use super::scale_profile::ScaleProfile;
 use super::ModelError;
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
@@ -421,7 +421,7 @@ fn optimize_full(
         Ok((value, grad))
     };
     let (v, starts) = maximize(
-        objective,
+        plain(objective),
         x0,
         &init.bounds(),
         restarts,
@@ -458,7 +458,7 @@ fn optimize_profiled(
     };
     let full_bounds = init.bounds();
     let profiled = maximize(
-        objective,
+        plain(objective),
         &profile.profiled(&init.to_vec()),
         &profile.bounds(&full_bounds),
         opts.restarts,

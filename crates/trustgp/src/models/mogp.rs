@@ -14,7 +14,7 @@ use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
 use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;
-use super::multistart::{maximize, StartReport};
+use super::multistart::{maximize, plain, Evaluation, StartReport};
 use super::ModelError;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
@@ -79,7 +79,7 @@ pub(crate) fn maximize_grouped<C: Covariance>(
         objective(&c, &s).map_err(|e| e.to_string())
     };
     let (best, starts) = maximize(
-        flat,
+        plain(flat),
         &v0,
         &bounds,
         opts.restarts,
@@ -92,10 +92,12 @@ pub(crate) fn maximize_grouped<C: Covariance>(
 }
 
 /// [`maximize_grouped`] for an objective with a profiled common scale of the covariance and
-/// the noise variances. `profiled(cov, noise)` returns the objective maximised over `c` at
-/// `(c·cov, c·noise)`, its gradient with respect to the unscaled `[cov params, ln σ²_g …]`
-/// (`c` held fixed: the envelope theorem) and the maximising `ĉ`; `full` is the objective
-/// itself. The profiled optimum is mapped back by its `ĉ`.
+/// the noise variances. `profiled(cov, noise, want_fisher)` returns the objective maximised
+/// over `c` at `(c·cov, c·noise)`, its gradient with respect to the unscaled
+/// `[cov params, ln σ²_g …]` (`c` held fixed: the envelope theorem), the maximising `ĉ` and,
+/// if asked for and available, its Fisher matrix over the same vector, which L-BFGS may start
+/// from (see [`LbfgsOptions::curvature_iterations`](crate::optim::LbfgsOptions)); `full` is the
+/// objective itself. The profiled optimum is mapped back by its `ĉ`.
 ///
 /// The profile knows nothing of the bounds, and the bounds matter: the weighted LOO-CV can
 /// keep improving as `B` grows without limit (focused outliers on Energy, where the bounded
@@ -110,9 +112,9 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
     opts: &FitOptions,
     par: Parallelism,
     full: impl Fn(&C, &[f64]) -> Result<(f64, Vec<f64>), ModelError> + Sync,
-    profiled: impl Fn(&C, &[f64]) -> Result<(f64, Vec<f64>, f64), ModelError> + Sync,
+    profiled: impl Fn(&C, &[f64], bool) -> Result<ProfiledEvaluation, ModelError> + Sync,
 ) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
-    if !opts.profile_scale || cov.scaled(1.0).is_none() {
+    if !opts.profile_scale || cov.scaled(1.0).is_none() || noise.is_empty() {
         return maximize_grouped(cov, noise, opts, par, full);
     }
     let (v0, bounds) = pack(cov, noise);
@@ -130,19 +132,27 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
     // Every point evaluated inside the bounds: (point, value, scale).
     let log = Mutex::new(Vec::<(Vec<f64>, f64, f64)>::new());
     let left = AtomicBool::new(false);
-    let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+    let objective = |v: &[f64], want: bool| -> Result<Evaluation, String> {
         if left.load(Ordering::Relaxed) {
             return Err("the profiled fit has stopped: its scale left the bounds".into());
         }
         let (k, s) = unpack(cov, v).map_err(|e| e.to_string())?;
-        let (value, grad, c) = profiled(&k, &s).map_err(|e| e.to_string())?;
+        let (value, grad, c, fisher) = profiled(&k, &s, want).map_err(|e| e.to_string())?;
         let (_, _, w) = scaled(v, c).map_err(|e| e.to_string())?;
         if !inside(&w) {
             left.store(true, Ordering::Relaxed);
             return Err("the profiled scale leaves the bounds".into());
         }
         (log.lock().unwrap_or_else(|e| e.into_inner())).push((v.to_vec(), value, c));
-        Ok((value, grad))
+        let curvature = match fisher {
+            Some(f) => {
+                let (_, _, up) = scaled(v, SCALE_STEP.exp()).map_err(|e| e.to_string())?;
+                let (_, _, down) = scaled(v, (-SCALE_STEP).exp()).map_err(|e| e.to_string())?;
+                Some(with_scale_curvature(f, &up, &down))
+            }
+            None => None,
+        };
+        Ok((value, grad, curvature))
     };
     let found = maximize(
         objective,
@@ -190,6 +200,37 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
         r
     });
     Ok((k, s, stopped.chain(continued).collect()))
+}
+
+/// What a profiled objective returns at a point: the value at the best scale, its gradient,
+/// that scale `ĉ` and, when asked for, the Fisher matrix of the profiled objective (over the
+/// same flat vector as the gradient), if it has one.
+pub(crate) type ProfiledEvaluation = (f64, Vec<f64>, f64, Option<Mat<f64>>);
+
+/// Log-step of the central difference that finds the direction of the common scale.
+const SCALE_STEP: f64 = 1e-4;
+
+/// The profiled objective is constant along the common scale, `(cov, σ²) → (c·cov, c·σ²)`,
+/// so its Fisher matrix `f` is singular along that curve's tangent `t` (the central
+/// difference of the flat vectors `up` and `down`, scaled by `e^{±h}`). Adding `τ t tᵀ/‖t‖²`
+/// with `τ` the largest diagonal entry gives the direction curvature, which keeps the
+/// quasi-Newton steps off it; the gradient has no component along it, so nothing is lost.
+fn with_scale_curvature(mut f: Mat<f64>, up: &[f64], down: &[f64]) -> Mat<f64> {
+    let t: Vec<f64> = up
+        .iter()
+        .zip(down)
+        .map(|(a, b)| (a - b) / (2.0 * SCALE_STEP))
+        .collect();
+    let norm2: f64 = t.iter().map(|v| v * v).sum();
+    let tau = (0..f.nrows()).map(|i| f[(i, i)]).fold(0.0, f64::max);
+    if norm2 > 0.0 {
+        for i in 0..t.len() {
+            for j in 0..t.len() {
+                f[(i, j)] += tau * t[i] * t[j] / norm2;
+            }
+        }
+    }
+    f
 }
 
 /// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::ModelError;
 use crate::linalg::Parallelism;
-use crate::optim::{minimize_lbfgsb, LbfgsOptions};
+use crate::optim::{minimize_lbfgsb, CurvedEvaluation, LbfgsOptions, WithCurvature};
 
 /// How far (in log units) a random restart may start from the initial parameters.
 const RESTART_SPREAD: f64 = 2.0;
@@ -35,9 +35,21 @@ pub struct StartReport {
     pub message: String,
 }
 
-/// Maximise `objective` (returning value and gradient, or why the point failed) over the box
-/// `bounds` from `x0` and `restarts` seeded random starts; returns the best point and a report
-/// per start.
+/// A value, its gradient and, when asked for and available, a positive semi-definite
+/// approximation of the *negated* Hessian (a Fisher or Gauss–Newton matrix).
+pub(crate) type Evaluation = CurvedEvaluation;
+
+/// An objective without a curvature approximation, in the form [`maximize`] takes.
+pub(crate) fn plain<F>(f: F) -> impl Fn(&[f64], bool) -> Result<Evaluation, String> + Sync
+where
+    F: Fn(&[f64]) -> Result<(f64, Vec<f64>), String> + Sync,
+{
+    move |v, _| f(v).map(|(value, grad)| (value, grad, None))
+}
+
+/// Maximise `objective` (`(v, want_curvature)` → value, gradient and curvature, or why the
+/// point failed) over the box `bounds` from `x0` and `restarts` seeded random starts; returns
+/// the best point and a report per start.
 pub(crate) fn maximize<F>(
     objective: F,
     x0: &[f64],
@@ -48,7 +60,7 @@ pub(crate) fn maximize<F>(
     par: Parallelism,
 ) -> Result<(Vec<f64>, Vec<StartReport>), ModelError>
 where
-    F: Fn(&[f64]) -> Result<(f64, Vec<f64>), String> + Sync,
+    F: Fn(&[f64], bool) -> Result<Evaluation, String> + Sync,
 {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut starts = vec![x0.to_vec()];
@@ -64,11 +76,12 @@ where
         );
     }
     let run = |(i, s): (usize, &Vec<f64>)| -> (StartReport, Option<Vec<f64>>) {
-        let negated = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-            let (f, g) = objective(v)?;
-            Ok((-f, g.iter().map(|gi| -gi).collect()))
+        // The curvature approximates the negated Hessian already: it carries over unchanged.
+        let negated = |v: &[f64], want: bool| -> Result<Evaluation, String> {
+            let (f, g, curvature) = objective(v, want)?;
+            Ok((-f, g.iter().map(|gi| -gi).collect(), curvature))
         };
-        match minimize_lbfgsb(negated, s, bounds, lbfgs) {
+        match minimize_lbfgsb(WithCurvature(negated), s, bounds, lbfgs) {
             Ok(r) => (
                 StartReport {
                     start: i,

@@ -23,7 +23,7 @@ use super::mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
 use super::multistart::StartReport;
 use super::tasks::TaskEntries;
 use super::weighted_loo::{
-    loo_predictive, profiled_weighted_loo, weighted_loo, LooPredictive, RobustTerms,
+    loo_predictive, profiled_weighted_loo, weighted_loo, Derivatives, LooPredictive, RobustTerms,
 };
 use super::ModelError;
 use crate::kernels::Covariance;
@@ -244,9 +244,14 @@ fn optimize<C: Covariance>(
             let o = weighted_loo(c, x, terms, s, par, true)?;
             Ok((o.value, o.grad))
         },
-        |c, s| {
-            let o = profiled_weighted_loo(c, x, terms, s, par, true)?;
-            Ok((o.loo.value, o.loo.grad, o.scale))
+        |c, s, want_fisher| {
+            let derivatives = if want_fisher {
+                Derivatives::GradientAndFisher
+            } else {
+                Derivatives::Gradient
+            };
+            let o = profiled_weighted_loo(c, x, terms, s, par, derivatives)?;
+            Ok((o.loo.value, o.loo.grad, o.scale, o.fisher))
         },
     )
 }

@@ -89,6 +89,17 @@ pub struct WeightedLoo {
     pub loo: LooPredictive,
 }
 
+/// What [`profiled_weighted_loo`] computes besides the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Derivatives {
+    /// The value only.
+    None,
+    /// The value and gradient.
+    Gradient,
+    /// The value, gradient and Fisher matrix (where the covariance supports it).
+    GradientAndFisher,
+}
+
 /// [`WeightedLoo`] at the profiled scale `ĉ`.
 #[derive(Clone, Debug)]
 pub struct ProfiledLoo {
@@ -98,6 +109,12 @@ pub struct ProfiledLoo {
     pub loo: WeightedLoo,
     /// The maximising scale `ĉ`.
     pub scale: f64,
+    /// The profiled objective's Fisher (Gauss–Newton) matrix over the same vector as the
+    /// gradient, `Σ_j ŵ_j² [∂r_j ∂r_jᵀ/v_j + ∂v_j ∂v_jᵀ/(2v_j²)]` with `ln ĉ` Schur-complemented
+    /// away: a positive semi-definite model of its negated Hessian. Only with
+    /// [`Derivatives::GradientAndFisher`] and a covariance with
+    /// [`Covariance::inverse_derivatives`].
+    pub fisher: Option<Mat<f64>>,
 }
 
 /// Everything the objective and the LOO predictive share, at the scale `scale` of the
@@ -248,7 +265,7 @@ pub fn weighted_loo<C: Covariance>(
 }
 
 /// The weighted LOO-CV objective maximised over a common scale `c` of the covariance and the
-/// noise variances, `max_c φ_w(c·cov, c·noise)`, with its gradient if `with_grad` (see the
+/// noise variances, `max_c φ_w(c·cov, c·noise)`, with the `derivatives` asked for (see the
 /// module documentation). Fails if no positive scale maximises it (every LOO residual zero).
 pub fn profiled_weighted_loo<C: Covariance>(
     cov: &C,
@@ -256,12 +273,16 @@ pub fn profiled_weighted_loo<C: Covariance>(
     terms: &RobustTerms<'_>,
     noise: &[f64],
     par: Parallelism,
-    with_grad: bool,
+    derivatives: Derivatives,
 ) -> Result<ProfiledLoo, ModelError> {
     let f = factor(cov, x, terms, noise, Scale::Profiled, par)?;
     let scale = f.scale;
+    let fisher = (derivatives == Derivatives::GradientAndFisher)
+        .then(|| fisher::fisher(&f, cov, x, terms, true, par))
+        .flatten();
+    let with_grad = derivatives != Derivatives::None;
     let loo = objective(f, cov, x, terms, par, with_grad)?;
-    Ok(ProfiledLoo { loo, scale })
+    Ok(ProfiledLoo { loo, scale, fisher })
 }
 
 /// `φ_w` and its gradient from the factorisation at `f.scale` (the covariance is
@@ -334,5 +355,6 @@ fn objective<C: Covariance>(
     })
 }
 
+mod fisher;
 #[cfg(test)]
 mod tests;

@@ -268,6 +268,7 @@ mod tests {
                 x: vec![0.0],
                 f: 0.0,
                 g: vec![-1e-3],
+                curvature: None,
             };
             let bounds = [(f64::NEG_INFINITY, f64::INFINITY)];
             let path = ProjectedPath::new(&start.x, &[1.0], &bounds);
@@ -299,6 +300,7 @@ mod tests {
             x: vec![0.0],
             f: 9.0,
             g: vec![-6.0],
+            curvature: None,
         };
         let d = [1.0];
         let bounds = [(f64::NEG_INFINITY, f64::INFINITY)];

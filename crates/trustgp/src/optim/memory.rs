@@ -2,6 +2,9 @@
 
 use std::collections::VecDeque;
 
+use faer::linalg::solvers::Solve;
+use faer::{Mat, Side};
+
 /// Dot product over the variables marked free.
 fn dot_free(a: &[f64], b: &[f64], free: &[bool]) -> f64 {
     a.iter()
@@ -18,10 +21,12 @@ fn has_curvature(sy: f64, yy: f64) -> bool {
     sy.is_finite() && yy.is_finite() && sy > f64::EPSILON * yy
 }
 
-/// The last `capacity` step/gradient-change pairs `(s, y)`, oldest first.
+/// The last `capacity` step/gradient-change pairs `(s, y)`, oldest first, and the Hessian
+/// approximation `B₀` they update, if the objective supplied one (otherwise `B₀ = I/γ`).
 pub(crate) struct Memory {
     capacity: usize,
     pairs: VecDeque<(Vec<f64>, Vec<f64>)>,
+    initial: Option<Mat<f64>>,
 }
 
 impl Memory {
@@ -29,15 +34,47 @@ impl Memory {
         Memory {
             capacity,
             pairs: VecDeque::with_capacity(capacity),
+            initial: None,
         }
     }
 
+    /// Forgets the pairs and starts again from the Hessian approximation `b0` (symmetric
+    /// positive semi-definite): with every later pair kept, the directions are those of BFGS
+    /// started from `b0`.
+    pub(crate) fn restart_from(&mut self, b0: Mat<f64>) {
+        self.pairs.clear();
+        self.initial = Some(b0);
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
+        self.pairs.is_empty() && self.initial.is_none()
     }
 
     pub(crate) fn clear(&mut self) {
         self.pairs.clear();
+        self.initial = None;
+    }
+
+    /// `B₀⁻¹ q` on the free variables (`q` is zero elsewhere), or `None` if there is no `B₀`
+    /// or its free block is not positive definite even after a small shift.
+    fn apply_initial(&self, q: &[f64], free: &[bool]) -> Option<Vec<f64>> {
+        let b0 = self.initial.as_ref()?;
+        let idx: Vec<usize> = (0..q.len()).filter(|&i| free[i]).collect();
+        let block = Mat::from_fn(idx.len(), idx.len(), |a, b| b0[(idx[a], idx[b])]);
+        // A Gauss–Newton matrix is only semi-definite (a direction the model misses has zero
+        // curvature); a shift of 1e-10 of its largest diagonal entry keeps that step finite.
+        let largest = (0..idx.len()).map(|a| block[(a, a)]).fold(0.0, f64::max);
+        let shifted = Mat::from_fn(idx.len(), idx.len(), |a, b| {
+            block[(a, b)] + if a == b { 1e-10 * largest } else { 0.0 }
+        });
+        let llt = shifted.as_ref().llt(Side::Lower).ok()?;
+        let rhs = Mat::from_fn(idx.len(), 1, |a, _| q[idx[a]]);
+        let sol = llt.solve(rhs.as_ref());
+        let mut out = vec![0.0; q.len()];
+        for (a, &i) in idx.iter().enumerate() {
+            out[i] = sol[(a, 0)];
+        }
+        out.iter().all(|v| v.is_finite()).then_some(out)
     }
 
     /// Stores the pair if it has positive curvature (otherwise it is skipped, as in L-BFGS-B)
@@ -88,9 +125,17 @@ impl Memory {
             }
             coefficients.push(Some((rho, alpha)));
         }
-        let used = gamma.is_some();
-        let gamma = gamma.unwrap_or(1.0);
-        q.iter_mut().for_each(|qi| *qi *= gamma);
+        let mut used = gamma.is_some();
+        match self.apply_initial(&q, free) {
+            Some(r) => {
+                q = r;
+                used = true;
+            }
+            None => {
+                let gamma = gamma.unwrap_or(1.0);
+                q.iter_mut().for_each(|qi| *qi *= gamma);
+            }
+        }
         for ((s, y), coefficient) in self.pairs.iter().zip(coefficients.iter().rev()) {
             let Some((rho, alpha)) = *coefficient else {
                 continue;
@@ -120,6 +165,33 @@ mod tests {
         let (d, used) = memory.direction(&[2.0, 8.0], &[true, true]);
         assert!(used);
         assert!((d[0] + 2.0).abs() < 1e-14 && (d[1] + 2.0).abs() < 1e-14);
+    }
+
+    #[test]
+    fn an_initial_hessian_gives_the_newton_step_on_the_free_variables_until_cleared() {
+        // B₀ = [[2, 1], [1, 4]]: the direction is −B₀⁻¹ g, or −g₁/4 with variable 0 fixed.
+        let mut memory = Memory::new(5);
+        memory.restart_from(Mat::from_fn(2, 2, |i, j| [[2.0, 1.0], [1.0, 4.0]][i][j]));
+        assert!(!memory.is_empty());
+        let (d, used) = memory.direction(&[3.0, 5.0], &[true, true]);
+        assert!(used);
+        // B₀⁻¹ = [[4, −1], [−1, 2]] / 7.
+        assert!(
+            (d[0] + 1.0).abs() < 1e-9 && (d[1] + 1.0).abs() < 1e-9,
+            "{d:?}"
+        );
+        let (d, _) = memory.direction(&[3.0, 5.0], &[false, true]);
+        assert!(d[0] == 0.0 && (d[1] + 1.25).abs() < 1e-9, "{d:?}");
+        // A pair updates B₀ as BFGS does: the secant condition H y = s holds afterwards.
+        let (s, y) = (vec![0.5, -0.25], vec![1.5, 0.2]);
+        memory.push(s.clone(), y.clone());
+        let (d, _) = memory.direction(&y, &[true, true]);
+        assert!(
+            (d[0] + s[0]).abs() < 1e-9 && (d[1] + s[1]).abs() < 1e-9,
+            "{d:?}"
+        );
+        memory.clear();
+        assert!(memory.is_empty());
     }
 
     #[test]

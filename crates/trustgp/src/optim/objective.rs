@@ -2,7 +2,13 @@
 
 use std::fmt::Display;
 
+use faer::Mat;
+
 use super::error::OptimError;
+
+/// A value, its gradient and, where supplied, a positive semi-definite approximation of the
+/// Hessian (see [`Objective::eval_with_curvature`]).
+pub type CurvedEvaluation = (f64, Vec<f64>, Option<Mat<f64>>);
 
 /// A differentiable function to minimise.
 ///
@@ -15,6 +21,17 @@ use super::error::OptimError;
 pub trait Objective {
     /// Value and gradient at `x`, or a description of why the evaluation failed.
     fn eval(&mut self, x: &[f64]) -> Result<(f64, Vec<f64>), String>;
+
+    /// [`Objective::eval`] plus, where the objective can supply one, a positive semi-definite
+    /// approximation of its Hessian at `x` (a Gauss–Newton or Fisher matrix). L-BFGS asks for
+    /// it on its first iterations (see [`LbfgsOptions::curvature_iterations`]) and starts its
+    /// quasi-Newton model from it instead of a multiple of the identity. By default: none.
+    ///
+    /// [`LbfgsOptions::curvature_iterations`]: super::LbfgsOptions::curvature_iterations
+    fn eval_with_curvature(&mut self, x: &[f64]) -> Result<CurvedEvaluation, String> {
+        let (f, g) = self.eval(x)?;
+        Ok((f, g, None))
+    }
 }
 
 impl<F, E> Objective for F
@@ -27,12 +44,34 @@ where
     }
 }
 
+/// An objective that can return a curvature approximation with its value and gradient: a
+/// closure `FnMut(x, want_curvature) -> Result<(f, g, curvature), E>` that computes the
+/// curvature only when asked.
+pub struct WithCurvature<F>(pub F);
+
+impl<F, E> Objective for WithCurvature<F>
+where
+    F: FnMut(&[f64], bool) -> Result<CurvedEvaluation, E>,
+    E: Display,
+{
+    fn eval(&mut self, x: &[f64]) -> Result<(f64, Vec<f64>), String> {
+        let (f, g, _) = (self.0)(x, false).map_err(|e| e.to_string())?;
+        Ok((f, g))
+    }
+
+    fn eval_with_curvature(&mut self, x: &[f64]) -> Result<CurvedEvaluation, String> {
+        (self.0)(x, true).map_err(|e| e.to_string())
+    }
+}
+
 /// A point where the objective succeeded.
 #[derive(Debug, Clone)]
 pub(crate) struct Point {
     pub(crate) x: Vec<f64>,
     pub(crate) f: f64,
     pub(crate) g: Vec<f64>,
+    /// The objective's curvature approximation at `x`, if it was asked for and supplied one.
+    pub(crate) curvature: Option<Mat<f64>>,
 }
 
 /// The outcome of one evaluation.
@@ -48,6 +87,8 @@ pub(crate) struct Evaluator<'a, O: ?Sized> {
     n_evals: usize,
     max_evals: usize,
     best: Option<Point>,
+    /// Whether evaluations ask the objective for its curvature.
+    pub(crate) curvature_wanted: bool,
 }
 
 impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
@@ -57,6 +98,7 @@ impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
             n_evals: 0,
             max_evals,
             best: None,
+            curvature_wanted: false,
         }
     }
 
@@ -79,7 +121,12 @@ impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
     /// not a property of the point.
     pub(crate) fn eval(&mut self, x: &[f64]) -> Result<Eval, OptimError> {
         self.n_evals += 1;
-        let (f, g) = match self.obj.eval(x) {
+        let evaluated = if self.curvature_wanted {
+            self.obj.eval_with_curvature(x)
+        } else {
+            self.obj.eval(x).map(|(f, g)| (f, g, None))
+        };
+        let (f, g, curvature) = match evaluated {
             Ok(value) => value,
             Err(msg) => return Ok(Eval::Failed(msg)),
         };
@@ -99,6 +146,8 @@ impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
             x: x.to_vec(),
             f,
             g,
+            curvature: curvature
+                .filter(|c| c.nrows() == x.len() && c.ncols() == x.len() && c.is_all_finite()),
         };
         if self.best.as_ref().is_none_or(|b| point.f < b.f) {
             self.best = Some(point.clone());

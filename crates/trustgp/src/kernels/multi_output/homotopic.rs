@@ -51,9 +51,9 @@ const SUM_BLOCKS: usize = 8;
 const MIN_PIVOT: f64 = 1e-10;
 
 /// The entries of a homotopic task-indexed input.
-struct Layout {
+pub(super) struct Layout {
     /// The distinct inputs (m rows, without the task column).
-    unique: Mat<f64>,
+    pub(super) unique: Mat<f64>,
     /// `index[t·m + i]`: the entry of output t at distinct input i (the layout order).
     index: Vec<usize>,
     t: usize,
@@ -62,7 +62,7 @@ struct Layout {
 impl Layout {
     /// The layout of `x` (task column last) if every one of its distinct inputs carries each of
     /// the `t` outputs exactly once.
-    fn of(x: MatRef<'_, f64>, t: usize) -> Option<Layout> {
+    pub(super) fn of(x: MatRef<'_, f64>, t: usize) -> Option<Layout> {
         let (unique, row) = Unique::rows(MultiOutputKernel::inputs(x));
         let (n, m) = (x.nrows(), unique.nrows());
         if n != t * m {
@@ -79,14 +79,14 @@ impl Layout {
         Some(Layout { unique, index, t })
     }
 
-    fn m(&self) -> usize {
+    pub(super) fn m(&self) -> usize {
         self.unique.nrows()
     }
 
     /// Whether the entries are already in layout order (outputs one after the other, inputs
     /// in the same order within each), as [`TaskEntries`](crate::models::tasks::TaskEntries)
     /// builds them from complete data.
-    fn in_order(&self) -> bool {
+    pub(super) fn in_order(&self) -> bool {
         self.index.iter().enumerate().all(|(k, &e)| k == e)
     }
 
@@ -280,7 +280,7 @@ pub(super) fn inverse_plus_diagonal(
 }
 
 /// The Cholesky factor `F` of `B` and `B⁻¹`, or `None` if `B` is near singular.
-fn factor_and_invert(b: MatRef<'_, f64>) -> Option<(Mat<f64>, Mat<f64>)> {
+pub(super) fn factor_and_invert(b: MatRef<'_, f64>) -> Option<(Mat<f64>, Mat<f64>)> {
     let t = b.nrows();
     let llt = b.llt(Side::Lower).ok()?;
     let f = llt.L().to_owned();

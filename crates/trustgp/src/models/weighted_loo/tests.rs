@@ -315,7 +315,15 @@ fn check_profile<C: Covariance>(
     terms: &RobustTerms<'_>,
     noise: &[f64],
 ) {
-    let p = profiled_weighted_loo(cov, x, terms, noise, Parallelism::Sequential, false).unwrap();
+    let p = profiled_weighted_loo(
+        cov,
+        x,
+        terms,
+        noise,
+        Parallelism::Sequential,
+        Derivatives::None,
+    )
+    .unwrap();
     let c = p.scale;
     let direct = at_scale(cov, x, terms, noise, c);
     assert!(
@@ -389,7 +397,19 @@ fn check_profiled_gradient(outputs: usize, complete: bool) {
         c.set_params(pk).unwrap();
         let noise: Vec<f64> = pn.iter().map(|l| l.exp()).collect();
         let seq = Parallelism::Sequential;
-        profiled_weighted_loo(&c, x.as_ref(), &terms, &noise, seq, grad).unwrap()
+        profiled_weighted_loo(
+            &c,
+            x.as_ref(),
+            &terms,
+            &noise,
+            seq,
+            if grad {
+                Derivatives::Gradient
+            } else {
+                Derivatives::None
+            },
+        )
+        .unwrap()
     };
     let v0: Vec<f64> = cov
         .params()
@@ -459,7 +479,115 @@ fn zero_residuals_have_no_profiled_scale() {
         &terms,
         &[0.1],
         Parallelism::Sequential,
-        true,
+        Derivatives::Gradient,
     );
     assert!(matches!(r, Err(ModelError::Invalid(m)) if m.contains("no positive profiled scale")));
+}
+
+/// [`multi_output`] on complete data with its entries in layout order (output by output).
+fn layout_ordered(
+    outputs: usize,
+) -> (
+    Mat<f64>,
+    Vec<f64>,
+    Vec<usize>,
+    Vec<f64>,
+    ImqWeights,
+    MultiOutputKernel,
+) {
+    let (x, y, group, prior, _, cov) = multi_output(outputs, true);
+    let m = y.len() / outputs;
+    // Entry i·T + t (input i, output t) goes to t·m + i.
+    let from = |k: usize| (k % m) * outputs + k / m;
+    let x = Mat::from_fn(y.len(), 2, |k, j| x[(from(k), j)]);
+    let y: Vec<f64> = (0..y.len()).map(|k| y[from(k)]).collect();
+    let group: Vec<usize> = (0..y.len()).map(|k| group[from(k)]).collect();
+    let prior: Vec<f64> = (0..y.len()).map(|k| prior[from(k)]).collect();
+    let w = ImqWeights::new(&y, &prior, &vec![0.6; y.len()]);
+    (x, y, group, prior, w, cov)
+}
+
+#[test]
+fn fisher_matrix_matches_the_loo_predictives_jacobian_by_central_differences() {
+    for outputs in [2, 3] {
+        let (x, y, group, prior, w, cov) = layout_ordered(outputs);
+        let terms = RobustTerms {
+            y: &y,
+            prior: &prior,
+            group: &group,
+            weights: &w,
+        };
+        let noise = [0.03, 0.08];
+        let seq = Parallelism::Sequential;
+        let with_fisher = Derivatives::GradientAndFisher;
+        let p = profiled_weighted_loo(&cov, x.as_ref(), &terms, &noise, seq, with_fisher).unwrap();
+        let fisher = p
+            .fisher
+            .expect("an ICM on complete data in layout order has one");
+        let c = p.scale;
+        let v0: Vec<f64> = cov.params().into_iter().chain(noise.map(f64::ln)).collect();
+        // The LOO residuals and variances at the flat vector v, at the common scale c.
+        let loo_at = |v: &[f64], c: f64| {
+            let (pk, pn) = v.split_at(cov.n_params());
+            let mut k = cov.clone();
+            k.set_params(pk).unwrap();
+            let s: Vec<f64> = pn.iter().map(|l| l.exp()).collect();
+            let loo = at_scale(&k, x.as_ref(), &terms, &s, c).loo;
+            let r: Vec<f64> = (0..y.len()).map(|j| y[j] - loo.mean[j]).collect();
+            (r, loo.var)
+        };
+        let h = 1e-5;
+        let cols = v0.len() + 1;
+        let mut jr = Mat::<f64>::zeros(y.len(), cols);
+        let mut jv = Mat::<f64>::zeros(y.len(), cols);
+        for k in 0..cols {
+            let (up, down) = if k < v0.len() {
+                let (mut up, mut down) = (v0.clone(), v0.clone());
+                up[k] += h;
+                down[k] -= h;
+                (loo_at(&up, c), loo_at(&down, c))
+            } else {
+                (loo_at(&v0, c * h.exp()), loo_at(&v0, c * (-h).exp()))
+            };
+            for j in 0..y.len() {
+                jr[(j, k)] = (up.0[j] - down.0[j]) / (2.0 * h);
+                jv[(j, k)] = (up.1[j] - down.1[j]) / (2.0 * h);
+            }
+        }
+        let var = &p.loo.loo.var;
+        let full = Mat::from_fn(cols, cols, |a, b| {
+            (0..y.len())
+                .map(|j| {
+                    let w2 = w.w_hat[j] * w.w_hat[j];
+                    w2 * (jr[(j, a)] * jr[(j, b)] / var[j]
+                        + jv[(j, a)] * jv[(j, b)] / (2.0 * var[j] * var[j]))
+                })
+                .sum::<f64>()
+        });
+        let last = cols - 1;
+        let largest = (0..last).map(|a| full[(a, a)]).fold(0.0, f64::max);
+        assert_eq!((fisher.nrows(), fisher.ncols()), (last, last));
+        for a in 0..last {
+            for b in 0..last {
+                let brute = full[(a, b)] - full[(a, last)] * full[(last, b)] / full[(last, last)];
+                assert!(
+                    (fisher[(a, b)] - brute).abs() < 1e-6 * largest,
+                    "{outputs} outputs, entry ({a}, {b}): {} vs {brute}",
+                    fisher[(a, b)]
+                );
+            }
+        }
+    }
+    // Entries interleaved by input: the ICM has no cheap derivatives there, so no Fisher.
+    let (x, y, group, prior, w, cov) = multi_output(2, true);
+    let terms = RobustTerms {
+        y: &y,
+        prior: &prior,
+        group: &group,
+        weights: &w,
+    };
+    let seq = Parallelism::Sequential;
+    let with_fisher = Derivatives::GradientAndFisher;
+    let p = profiled_weighted_loo(&cov, x.as_ref(), &terms, &[0.03, 0.08], seq, with_fisher);
+    assert!(p.unwrap().fisher.is_none());
 }
