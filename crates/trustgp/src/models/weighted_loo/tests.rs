@@ -495,7 +495,22 @@ fn layout_ordered(
     ImqWeights,
     MultiOutputKernel,
 ) {
-    let (x, y, group, prior, _, cov) = multi_output(outputs, true);
+    let (x, y, group, prior, _, mut cov) = multi_output(outputs, true);
+    // One kernel parameter (the lengthscale; B carries the scale), as the ICMs of the fits.
+    cov = MultiOutputKernel::new(
+        cov.terms()
+            .iter()
+            .map(|term| {
+                let mut kernel = term.kernel.clone();
+                kernel.fix_scale();
+                LmcTerm {
+                    kernel,
+                    coregion: term.coregion.clone(),
+                }
+            })
+            .collect(),
+    )
+    .unwrap();
     let m = y.len() / outputs;
     // Entry i·T + t (input i, output t) goes to t·m + i.
     let from = |k: usize| (k % m) * outputs + k / m;
@@ -508,7 +523,7 @@ fn layout_ordered(
 }
 
 #[test]
-fn fisher_matrix_matches_the_loo_predictives_jacobian_by_central_differences() {
+fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
     for outputs in [2, 3] {
         let (x, y, group, prior, w, cov) = layout_ordered(outputs);
         let terms = RobustTerms {
@@ -524,6 +539,19 @@ fn fisher_matrix_matches_the_loo_predictives_jacobian_by_central_differences() {
         let fisher = p
             .fisher
             .expect("an ICM on complete data in layout order has one");
+        // The gradient from the Jacobian against the adjoint contraction's (itself checked by
+        // finite differences above).
+        let adjoint =
+            profiled_weighted_loo(&cov, x.as_ref(), &terms, &noise, seq, Derivatives::Gradient);
+        let adjoint = adjoint.unwrap().loo.grad;
+        let size = adjoint.iter().fold(0.0, |m: f64, g| m.max(g.abs()));
+        assert_eq!(p.loo.grad.len(), adjoint.len());
+        for (k, (a, b)) in p.loo.grad.iter().zip(&adjoint).enumerate() {
+            assert!(
+                (a - b).abs() < 1e-8 * size,
+                "{outputs} outputs, gradient {k}: {a} from the Jacobian, {b} adjoint"
+            );
+        }
         let c = p.scale;
         let v0: Vec<f64> = cov.params().into_iter().chain(noise.map(f64::ln)).collect();
         // The LOO residuals and variances at the flat vector v, at the common scale c.
@@ -578,6 +606,21 @@ fn fisher_matrix_matches_the_loo_predictives_jacobian_by_central_differences() {
             }
         }
     }
+    // A second kernel parameter (the variance, which B makes redundant) costs more than the
+    // Gauss–Newton starts save: no Fisher.
+    let (x, y, group, prior, w, _) = layout_ordered(2);
+    let (_, _, _, _, _, two) = multi_output(2, true);
+    assert_eq!(two.terms()[0].kernel.n_params(), 2);
+    let terms = RobustTerms {
+        y: &y,
+        prior: &prior,
+        group: &group,
+        weights: &w,
+    };
+    let seq = Parallelism::Sequential;
+    let with_fisher = Derivatives::GradientAndFisher;
+    let p = profiled_weighted_loo(&two, x.as_ref(), &terms, &[0.03, 0.08], seq, with_fisher);
+    assert!(p.unwrap().fisher.is_none());
     // Entries interleaved by input: the ICM has no cheap derivatives there, so no Fisher.
     let (x, y, group, prior, w, cov) = multi_output(2, true);
     let terms = RobustTerms {

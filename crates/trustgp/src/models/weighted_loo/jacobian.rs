@@ -1,21 +1,28 @@
-//! The Fisher (Gauss–Newton) matrix of the weighted LOO-CV objective: a positive
+//! The Jacobian of the weighted LOO-CV objective's leave-one-out residuals and variances, and
+//! from it the objective's gradient and its Fisher (Gauss–Newton) matrix: a positive
 //! semi-definite model of `−∇²φ_w` that L-BFGS starts from on its first iterations.
 //!
-//! `φ_w = Σ_j ŵ_j² log N(y_j; μ_j, v_j)` is a weighted sum of Gaussian log densities, whose
-//! Fisher information in `(μ_j, v_j)` is `diag(1/v_j, 1/(2v_j²))`. Through the Jacobian of the
-//! LOO residual `r_j = y_j − μ_j` and variance `v_j`,
+//! `φ_w = Σ_j ŵ_j² log N(y_j; μ_j, v_j)` is a weighted sum of Gaussian log densities of the
+//! LOO residual `r_j = y_j − μ_j` and variance `v_j`, so with their Jacobian
 //!
 //! ```text
-//! F = Σ_j ŵ_j² [ ∂r_j ∂r_jᵀ / v_j + ∂v_j ∂v_jᵀ / (2 v_j²) ],
+//! ∇φ_w = Σ_j ŵ_j² [ −(r_j/v_j) ∂r_j + (r_j² − v_j)/(2v_j²) ∂v_j ],
+//! F    = Σ_j ŵ_j² [ ∂r_j ∂r_jᵀ / v_j + ∂v_j ∂v_jᵀ / (2 v_j²) ]
 //! ```
 //!
-//! which drops the residual terms of the Hessian (exact when every residual has its expected
-//! size). At unit scale, with `d_j = P_jj`, `ζ = P z₀` (`z₀ = y − m`), `η = P h`
-//! (`h_j = σ²_j g_j`) and `∂P = −P ∂Q P`, the residual at scale `c` is `a_j + c b_j` with
-//! `a_j = ζ_j/d_j`, `b_j = h_j − η_j/d_j`, and `v_j = c (1/d_j − n_j + σ²_j)`. Profiled, `ln c`
-//! is one more column (`∂r_j = c b_j`, `∂v_j = v_j`) whose Schur complement is the profiled
-//! objective's Fisher matrix. Started from it on its first two iterations, L-BFGS fits MO-RCGP
-//! on Energy in 11 instead of 19 evaluations (`docs/benchmarks.md`).
+//! (the Fisher information of a Gaussian in `(μ, v)` is `diag(1/v, 1/(2v²))`; `F` drops the
+//! residual terms of the Hessian, exact when every residual has its expected size). At unit
+//! scale, with `d_j = P_jj`, `ζ = P z₀` (`z₀ = y − m`), `η = P h` (`h_j = σ²_j g_j`) and
+//! `∂P = −P ∂Q P`, the residual at scale `c` is `a_j + c b_j` with `a_j = ζ_j/d_j`,
+//! `b_j = h_j − η_j/d_j`, and `v_j = c (1/d_j − n_j + σ²_j)`. Profiled, `ln c` is one more
+//! column (`∂r_j = c b_j`, `∂v_j = v_j`) whose Schur complement is the profiled objective's
+//! Fisher matrix; its gradient is the other columns' (the envelope theorem).
+//!
+//! The Jacobian costs T products of m × m × n per kernel parameter of an ICM (see
+//! [`Covariance::inverse_derivatives`]), about as much as the adjoint gradient's one
+//! contraction for a single kernel parameter, so where it is computed the gradient comes from
+//! it and the contraction is skipped. Started from `F` on its first two iterations, L-BFGS fits
+//! MO-RCGP on Energy in 11 instead of 19 evaluations (`docs/benchmarks.md`).
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef};
@@ -24,16 +31,24 @@ use super::{Factored, RobustTerms};
 use crate::kernels::{Covariance, InverseDerivative};
 use crate::linalg::Parallelism;
 
-/// `F` over the covariance parameters, the noise groups' `ln σ²` and, if `profiled`, `ln c`
-/// Schur-complemented away; `None` if the covariance has no cheap inverse derivatives.
-pub(super) fn fisher<C: Covariance>(
+/// The columns of `∂r` and `∂v` (one row per entry) over the covariance parameters, the noise
+/// groups' `ln σ²` and, if profiled, `ln c` last.
+pub(super) struct LooJacobian {
+    r: Mat<f64>,
+    v: Mat<f64>,
+    profiled: bool,
+}
+
+/// The Jacobian at the factorisation `f` (with the `ln c` column if `profiled`); `None` if the
+/// covariance has no cheap inverse derivatives.
+pub(super) fn jacobian<C: Covariance>(
     f: &Factored,
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
     profiled: bool,
     par: Parallelism,
-) -> Option<Mat<f64>> {
+) -> Option<LooJacobian> {
     let n = terms.y.len();
     let c = f.scale;
     let p = f.p.as_ref();
@@ -95,25 +110,52 @@ pub(super) fn fisher<C: Covariance>(
             jv[(j, cols - 1)] = f.loo.var[j];
         }
     }
-    // F = J̃_rᵀ J̃_r + J̃_vᵀ J̃_v with the rows scaled by the Fisher weights.
-    for j in 0..n {
-        let (w, var) = (terms.weights.w_hat[j], f.loo.var[j]);
-        let (sr, sv) = (w / var.sqrt(), w / (var * 2f64.sqrt()));
-        for k in 0..cols {
-            jr[(j, k)] *= sr;
-            jv[(j, k)] *= sv;
+    Some(LooJacobian {
+        r: jr,
+        v: jv,
+        profiled,
+    })
+}
+
+impl LooJacobian {
+    /// `∇φ_w` over every column but `ln c`, from the residuals and variances at `f`.
+    pub(super) fn gradient(&self, f: &Factored, w_hat: &[f64]) -> Vec<f64> {
+        let cols = self.r.ncols() - usize::from(self.profiled);
+        let mut grad = vec![0.0; cols];
+        for (j, w) in w_hat.iter().enumerate() {
+            let (r, v, w2) = (f.residual[j], f.loo.var[j], w * w);
+            let (dr, dv) = (-w2 * r / v, w2 * (r * r - v) / (2.0 * v * v));
+            for (k, g) in grad.iter_mut().enumerate() {
+                *g += dr * self.r[(j, k)] + dv * self.v[(j, k)];
+            }
         }
+        grad
     }
-    let mut fisher = jr.transpose() * &jr;
-    fisher += jv.transpose() * &jv;
-    if !profiled {
-        return Some(fisher);
+
+    /// `F` over every column, `ln c` Schur-complemented away if profiled.
+    pub(super) fn fisher(&self, f: &Factored, w_hat: &[f64]) -> Mat<f64> {
+        let (n, cols) = (self.r.nrows(), self.r.ncols());
+        // F = J̃_rᵀ J̃_r + J̃_vᵀ J̃_v with the rows scaled by the Fisher weights.
+        let (mut jr, mut jv) = (self.r.clone(), self.v.clone());
+        for j in 0..n {
+            let (w, var) = (w_hat[j], f.loo.var[j]);
+            let (sr, sv) = (w / var.sqrt(), w / (var * 2f64.sqrt()));
+            for k in 0..cols {
+                jr[(j, k)] *= sr;
+                jv[(j, k)] *= sv;
+            }
+        }
+        let mut fisher = jr.transpose() * &jr;
+        fisher += jv.transpose() * &jv;
+        if !self.profiled {
+            return fisher;
+        }
+        let last = cols - 1;
+        let pivot = fisher[(last, last)];
+        Mat::from_fn(last, last, |a, b| {
+            fisher[(a, b)] - fisher[(a, last)] * fisher[(last, b)] / pivot
+        })
     }
-    let last = cols - 1;
-    let pivot = fisher[(last, last)];
-    Some(Mat::from_fn(last, last, |a, b| {
-        fisher[(a, b)] - fisher[(a, last)] * fisher[(last, b)] / pivot
-    }))
 }
 
 /// `[P ∂Q P]_jj` and `P ∂Q P V` (`U = P V`) for `∂Q = diag(n_j [group j = g])`, the derivative
