@@ -154,15 +154,8 @@ impl Cholesky {
     /// lower triangle of `L⁻ᵀ L⁻¹` in place by row blocks of GEMMs.
     pub fn inverse_lower(&self) -> Mat<f64> {
         let n = self.n();
-        // Zeroed, because the triangular inverse writes only the lower triangle and the Gram
-        // product reads the upper halves of the diagonal blocks.
         let mut out = Mat::<f64>::zeros(n, n);
-        faer::linalg::triangular_inverse::invert_lower_triangular(
-            out.as_mut(),
-            self.l.as_ref(),
-            self.par.faer(),
-        );
-        lower_gram_in_place(out.as_mut(), self.par);
+        self.invert_lower_into_zeroed(out.as_mut());
         out
     }
 
@@ -171,6 +164,30 @@ impl Cholesky {
         let mut inv = self.inverse_lower();
         super::mirror_lower(inv.as_mut());
         inv
+    }
+
+    /// Writes the full symmetric `A⁻¹` into `dst` (n × n, any contents), for callers that
+    /// assemble it into a larger matrix: no allocation and no copy.
+    pub fn inverse_into(&self, mut dst: MatMut<'_, f64>) {
+        // The strict upper triangle must be zero for the Gram product (see below); the rest is
+        // overwritten.
+        for j in 1..dst.ncols() {
+            dst.as_mut().col_mut(j).subrows_mut(0, j).fill(0.0);
+        }
+        self.invert_lower_into_zeroed(dst.as_mut());
+        super::mirror_lower(dst);
+    }
+
+    /// The lower triangle of `A⁻¹` into `dst`, whose strict upper triangle must be zero: the
+    /// triangular inverse writes only the lower triangle and the Gram product reads the upper
+    /// halves of the diagonal blocks.
+    fn invert_lower_into_zeroed(&self, mut dst: MatMut<'_, f64>) {
+        faer::linalg::triangular_inverse::invert_lower_triangular(
+            dst.as_mut(),
+            self.l.as_ref(),
+            self.par.faer(),
+        );
+        lower_gram_in_place(dst, self.par);
     }
 
     /// Reconstruct `L Lᵀ` (the factorised matrix including any jitter); for tests and checks.
@@ -320,6 +337,20 @@ mod tests {
         c.solve_in_place(s.as_mut());
         let quad2: f64 = (0..60).map(|i| b[(i, 0)] * s[(i, 0)]).sum();
         assert!((quad - quad2).abs() < 1e-12 * quad2.abs());
+    }
+
+    #[test]
+    fn inverse_into_a_dirty_block_equals_the_inverse() {
+        // Sizes on both sides of the Gram product's row block, written into the middle of a
+        // larger matrix full of garbage, as the block inverses of the ICM do.
+        for n in [7, 150] {
+            let c = Cholesky::factor(&spd(n), "t", Parallelism::Parallel).unwrap();
+            let mut big = Mat::from_fn(n + 9, n + 5, |i, j| (i * 31 + j * 17) as f64 - 1e3);
+            c.inverse_into(big.as_mut().submatrix_mut(4, 3, n, n));
+            let inv = c.inverse();
+            assert_eq!(big.as_ref().submatrix(4, 3, n, n), inv.as_ref());
+            assert_eq!(big[(3, 3)], (3 * 31 + 3 * 17) as f64 - 1e3);
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub use allocator::reuse_freed_memory;
 pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
 pub use parallelism::{parallelism_for, Parallelism};
 pub(crate) use reduce::sum_pairs;
+pub(crate) use symmetric::copy_transposed;
 pub use symmetric::mirror_lower;
 
 /// Errors of the linear-algebra layer.

@@ -25,8 +25,8 @@ pub fn mirror_lower(a: MatMut<'_, f64>) {
     rayon::join(|| mirror_lower(top_left), || mirror_lower(bottom_right));
 }
 
-/// dst = srcᵀ, tile by tile.
-fn copy_transposed(dst: MatMut<'_, f64>, src: MatRef<'_, f64>) {
+/// dst = srcᵀ, tile by tile (halves in parallel).
+pub(crate) fn copy_transposed(dst: MatMut<'_, f64>, src: MatRef<'_, f64>) {
     let (r, c) = (dst.nrows(), dst.ncols());
     if r <= TILE && c <= TILE {
         let mut dst = dst;

@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use super::{task, MultiOutputKernel, Unique};
 use crate::kernels::{InversePlusDiagonal, InverseSandwich};
-use crate::linalg::{mirror_lower, sum_pairs, Cholesky, Parallelism};
+use crate::linalg::{copy_transposed, mirror_lower, sum_pairs, Cholesky, Parallelism};
 
 /// Why a column of a `Mat` can be viewed as a slice.
 const CONTIGUOUS: &str = "a Mat column is contiguous";
@@ -188,60 +188,69 @@ pub(super) fn inverse_plus_diagonal(
     let q11 = Mat::from_fn(m, m, |i, j| {
         b11 * kx[(i, j)] + if i == j { d1[i] } else { 0.0 }
     });
-    let p11 = Cholesky::exact(q11, par)?.inverse();
+    let n = 2 * m;
+    // The inverses are written straight into their blocks of P, and the bottom-left block holds
+    // Xᵀ until the products that read it are done: no copies, and no buffer for Xᵀ.
+    let mut p = Mat::<f64>::zeros(n, n);
+    let (mut p11, mut p12, mut x_t, mut p22) = p.as_mut().split_at_mut(m, m);
+    Cholesky::exact(q11, par)?.inverse_into(p11.as_mut());
     let r = b12 / b11;
     // diag(I − P₁₁ D₁) = b₁₁ diag(P₁₁ K_x).
     let keep: Vec<f64> = (0..m)
-        .map(|j| b11 * sum_pairs(p11.col_as_slice(j), kx.col_as_slice(j), |p, k| p * k))
+        .map(|j| {
+            let p11_col = p11.as_ref().col(j).try_as_col_major().expect(CONTIGUOUS);
+            b11 * sum_pairs(p11_col.as_slice(), kx.col_as_slice(j), |p, k| p * k)
+        })
         .collect();
     // Xᵀ = r (I − D₁ P₁₁) (P₁₁ symmetric): with Xᵀ stored, both products below read their
     // operands with columns contiguous along the inner dimension, faer's fastest layout.
-    let x_t = Mat::from_fn(m, m, |i, j| {
-        r * if i == j {
-            keep[j]
-        } else {
-            -d1[i] * p11[(i, j)]
-        }
-    });
     let schur_b = b22 - r * b12;
-    let s = Mat::from_fn(m, m, |i, j| {
-        let (from_d1, own) = if i == j {
-            (d1[j] * keep[j], d2[j])
-        } else {
-            (-d1[i] * p11[(i, j)] * d1[j], 0.0)
-        };
-        schur_b * kx[(i, j)] + r * r * from_d1 + own
-    });
-    let n = 2 * m;
-    let mut p = Mat::<f64>::zeros(n, n);
-    {
-        let (mut top_left, mut top_right, mut bottom_left, mut bottom_right) =
-            p.as_mut().split_at_mut(m, m);
-        bottom_right.copy_from(Cholesky::exact(s, par)?.inverse());
-        // P₁₂ = −X P₂₂, P₁₁ ← P₁₁ − P₁₂ Xᵀ.
-        faer::linalg::matmul::matmul(
-            top_right.as_mut(),
-            Accum::Replace,
-            x_t.transpose(),
-            bottom_right.as_ref(),
-            -1.0,
-            par.faer(),
-        );
-        top_left.copy_from(&p11);
-        matmul(
-            top_left.as_mut(),
-            BlockStructure::TriangularLower,
-            Accum::Add,
-            top_right.as_ref(),
-            BlockStructure::Rectangular,
-            x_t.as_ref(),
-            BlockStructure::Rectangular,
-            -1.0,
-            par.faer(),
-        );
-        mirror_lower(top_left);
-        bottom_left.copy_from(top_right.transpose());
+    let mut s = Mat::<f64>::zeros(m, m);
+    let fill = |(j, (x_col, s_col)): (usize, (faer::ColMut<'_, f64>, faer::ColMut<'_, f64>))| {
+        let p11_col = p11.as_ref().col(j).try_as_col_major().expect(CONTIGUOUS);
+        let (x_col, s_col) = (column_slice(x_col), column_slice(s_col));
+        let columns = x_col.iter_mut().zip(s_col).zip(p11_col.as_slice());
+        for (i, (((xv, sv), &pv), &kv)) in columns.zip(kx.col_as_slice(j)).enumerate() {
+            let (from_d1, own, x) = if i == j {
+                (d1[j] * keep[j], d2[j], keep[j])
+            } else {
+                (-d1[i] * pv * d1[j], 0.0, -d1[i] * pv)
+            };
+            *xv = r * x;
+            *sv = schur_b * kv + r * r * from_d1 + own;
+        }
+    };
+    match par {
+        Parallelism::Parallel => (x_t.as_mut().par_col_iter_mut().zip(s.par_col_iter_mut()))
+            .enumerate()
+            .for_each(fill),
+        Parallelism::Sequential => (x_t.as_mut().col_iter_mut().zip(s.col_iter_mut()))
+            .enumerate()
+            .for_each(fill),
     }
+    Cholesky::exact(s, par)?.inverse_into(p22.as_mut());
+    // P₁₂ = −X P₂₂, P₁₁ ← P₁₁ − P₁₂ Xᵀ.
+    faer::linalg::matmul::matmul(
+        p12.as_mut(),
+        Accum::Replace,
+        x_t.as_ref().transpose(),
+        p22.as_ref(),
+        -1.0,
+        par.faer(),
+    );
+    matmul(
+        p11.as_mut(),
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        p12.as_ref(),
+        BlockStructure::Rectangular,
+        x_t.as_ref(),
+        BlockStructure::Rectangular,
+        -1.0,
+        par.faer(),
+    );
+    mirror_lower(p11);
+    copy_transposed(x_t, p12.as_ref());
     // [K P]_jj for entry j = (t, i): Σ_s B_ts ⟨K_x[:, i], P_st[:, i]⟩.
     let blocks = Blocks {
         p: p.as_ref(),

@@ -13,8 +13,8 @@
 //! ```
 //!
 //! **Kernel parameters.** `∂K = B ⊗ ∂K_x`, so the s-th block row of `∂K P` is
-//! `∂K_x Y_s` with `Y_s = Σ_t B_st P_t·` (`P_t·` the rows of output t): T products of
-//! m × m × n per parameter, and `P ∂K P V = P (∂K U)`. `∂K_x` is the central difference of
+//! `Σ_t B_st ∂K_x P_t·` (`P_t·` the rows of output t): T products of m × m × n per
+//! parameter, and `P ∂K P V = P (∂K U)`. `∂K_x` is the central difference of
 //! the m × m kernel matrix in the log-parameter (step 1e-5, relative error about 1e-10): the
 //! kernels expose gradients only as contractions, and what these derivatives feed — a
 //! curvature model for the optimiser and the gradient at the same point — needs far less
@@ -22,6 +22,7 @@
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef};
+use rayon::prelude::*;
 
 use super::homotopic::{factor_and_invert, Layout};
 use super::{Coregion, MultiOutputKernel};
@@ -111,32 +112,35 @@ impl Blocks<'_> {
     ) -> Option<Vec<InverseDerivative>> {
         let (n, m, t) = (self.p.nrows(), self.m, self.t);
         let theta = kernel.log_params();
-        let y = self.combine(b, self.p);
         let yu = self.combine(b, u);
         let mut product = Mat::<f64>::zeros(m, t * n);
         (0..theta.len())
             .map(|q| {
                 let dk = kernel_derivative(kernel, unique, &theta, q)?;
-                // Block row s of ∂K P is ∂K_x Y_s: one product for every s at once.
-                matmul(
-                    product.as_mut(),
-                    Accum::Replace,
-                    dk.as_ref(),
-                    y.as_ref(),
-                    1.0,
-                    par.faer(),
-                );
-                let diag = (0..n)
-                    .map(|j| {
-                        let pj = column(self.p, j);
-                        (0..t)
-                            .map(|s| {
-                                let block = &pj[s * m..(s + 1) * m];
-                                sum_pairs(block, product.col_as_slice(s * n + j), |a, b| a * b)
-                            })
-                            .sum()
-                    })
-                    .collect();
+                // ∂K_x P_t· for every output t (P_t· the m × n rows of output t, read in
+                // place), in columns t·n..(t+1)·n of `product`; then
+                // [P ∂K P]_jj = Σ_st B_st ⟨P_{(s,·),j}, [∂K_x P_t·]_{·j}⟩.
+                for r in 0..t {
+                    matmul(
+                        product.as_mut().subcols_mut(r * n, n),
+                        Accum::Replace,
+                        dk.as_ref(),
+                        self.p.subrows(r * m, m),
+                        1.0,
+                        par.faer(),
+                    );
+                }
+                let diag = map_columns(n, par, |j| {
+                    let pj = column(self.p, j);
+                    (0..t * t)
+                        .map(|sr| {
+                            let (s, r) = (sr / t, sr % t);
+                            let block = &pj[s * m..(s + 1) * m];
+                            b[(s, r)]
+                                * sum_pairs(block, product.col_as_slice(r * n + j), |a, b| a * b)
+                        })
+                        .sum()
+                });
                 // ∂K U, block row s = ∂K_x Σ_t B_st U_t·, then P times it.
                 let dku_blocks = &dk * &yu;
                 let c = u.ncols();
@@ -179,20 +183,20 @@ impl Blocks<'_> {
                 }
             }
         }
-        // S_sr[j] = Σ_i P_{(s,i),j} d_{(r,i)} P_{(r,i),j}, index s·T + r.
-        let sums: Vec<Vec<f64>> = (0..t * t)
-            .map(|sr| {
-                let (s, r) = (sr / t, sr % t);
-                let dr = &d[r * m..(r + 1) * m];
-                (0..n)
-                    .map(|j| {
-                        let col = column(self.p, j);
-                        let (ps, pr) = (&col[s * m..(s + 1) * m], &col[r * m..(r + 1) * m]);
-                        ps.iter().zip(pr).zip(dr).map(|((a, b), w)| a * w * b).sum()
-                    })
-                    .collect()
-            })
-            .collect();
+        // sums[j][s·T + r] = S_sr[j] = Σ_i P_{(s,i),j} d_{(r,i)} P_{(r,i),j}.
+        let sums: Vec<Vec<f64>> = map_columns(n, par, |j| {
+            let col = column(self.p, j);
+            let mut out = vec![0.0; t * t];
+            let mut scaled = vec![0.0; m];
+            for r in 0..t {
+                let (pr, dr) = (&col[r * m..(r + 1) * m], &d[r * m..(r + 1) * m]);
+                (scaled.iter_mut().zip(pr).zip(dr)).for_each(|((v, p), w)| *v = p * w);
+                for s in 0..t {
+                    out[s * t + r] = sum_pairs(&col[s * m..(s + 1) * m], &scaled, |a, b| a * b);
+                }
+            }
+            out
+        });
         let rest = Mat::from_fn(n, q, |i, c| v[(i, c)] - d[i] * u[(i, c)]);
         let mut stacked = Mat::<f64>::zeros(n, np * q);
         let mut diags = Vec::with_capacity(np);
@@ -201,9 +205,10 @@ impl Blocks<'_> {
             let diag = (0..n)
                 .map(|j| {
                     let (tj, ij) = (j / m, j % m);
-                    let own: f64 = (0..t).map(|s| self.p[(j, s * m + ij)] * g[(s, tj)]).sum();
+                    // P symmetric: P_{j,(s,i)} read down column j.
+                    let own: f64 = (0..t).map(|s| self.p[(s * m + ij, j)] * g[(s, tj)]).sum();
                     let through_d: f64 =
-                        (0..t * t).map(|sr| g[(sr / t, sr % t)] * sums[sr][j]).sum();
+                        (0..t * t).map(|sr| g[(sr / t, sr % t)] * sums[j][sr]).sum();
                     own - through_d
                 })
                 .collect();
@@ -233,6 +238,19 @@ impl Blocks<'_> {
                 times_v: all.as_ref().subcols(k * q, q).to_owned(),
             })
             .collect()
+    }
+}
+
+/// `f(j)` for `j` in `0..n`, spread over threads where `par` allows; each `f(j)` is computed
+/// alone, so the result does not depend on the threads.
+fn map_columns<T: Send>(
+    n: usize,
+    par: Parallelism,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> Vec<T> {
+    match par {
+        Parallelism::Parallel => (0..n).into_par_iter().map(f).collect(),
+        Parallelism::Sequential => (0..n).map(f).collect(),
     }
 }
 

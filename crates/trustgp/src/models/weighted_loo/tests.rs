@@ -539,6 +539,22 @@ fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
         let fisher = p
             .fisher
             .expect("an ICM on complete data in layout order has one");
+        // The threaded code paths give the same derivatives.
+        let par = Parallelism::Parallel;
+        let threaded = profiled_weighted_loo(&cov, x.as_ref(), &terms, &noise, par, with_fisher);
+        let threaded = threaded.unwrap();
+        let close = |a: &[f64], b: &[f64]| {
+            let size = a.iter().fold(0.0, |m: f64, v| m.max(v.abs()));
+            a.iter().zip(b).all(|(u, v)| (u - v).abs() <= 1e-12 * size)
+        };
+        assert!(close(&threaded.loo.grad, &p.loo.grad));
+        let threaded_fisher = threaded.fisher.unwrap();
+        let flat = |m: &Mat<f64>| {
+            (0..m.ncols())
+                .flat_map(|j| m.col_as_slice(j).to_vec())
+                .collect::<Vec<_>>()
+        };
+        assert!(close(&flat(&threaded_fisher), &flat(&fisher)));
         // The gradient from the Jacobian against the adjoint contraction's (itself checked by
         // finite differences above).
         let adjoint =
