@@ -25,7 +25,7 @@ use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
 use trustgp::models::robust::conditional_weights;
-use trustgp::models::weighted_loo::{weighted_loo, RobustTerms};
+use trustgp::models::weighted_loo::{weighted_loo, Derivatives, RobustTerms};
 
 /// Arguments.
 #[derive(clap::Args, Debug)]
@@ -141,7 +141,14 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             let eval_times: Vec<f64> = (0..a.reps.max(3))
                 .map(|_| {
                     let t0 = Instant::now();
-                    let r = weighted_loo(&s.kernel, e.x.as_ref(), &terms, &s.noise, par, true);
+                    let r = weighted_loo(
+                        &s.kernel,
+                        e.x.as_ref(),
+                        &terms,
+                        &s.noise,
+                        par,
+                        Derivatives::Gradient,
+                    );
                     r.map(|_| t0.elapsed().as_secs_f64())
                 })
                 .collect::<Result<_, _>>()?;

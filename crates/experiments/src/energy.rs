@@ -163,15 +163,17 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                     },
                 };
                 let t0 = Instant::now();
-                let (pred, noise, objective) = if slot < 2 {
+                let (pred, noise, objective, evals) = if slot < 2 {
                     let model = MultiOutputModel::fit(xtr.as_ref(), ytr.as_ref(), &cfg)?;
                     let pred = model.predict(xte.as_ref(), false);
-                    (pred, model.noise().to_vec(), model.objective().1)
+                    let evals: usize = model.starts().iter().map(|s| s.evals).sum();
+                    let objective = model.objective().1;
+                    (pred, model.noise().to_vec(), objective, Some(evals))
                 } else {
                     // ν = 10, 9 for focused outliers, shared across outputs (spec §5.5).
                     let nu = if scenario == "focused" { 9.0 } else { 10.0 };
                     match student_t(&xtr, &ytr, &xte, &cfg, nu) {
-                        Ok(r) => r,
+                        Ok((pred, noise, objective)) => (pred, noise, objective, None),
                         Err(e) => {
                             // A failed baseline fit is reported, not hidden and not fatal.
                             eprintln!("{scenario}, split {seed}: t-MOGP failed: {e}");
@@ -189,7 +191,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                     "{}",
                     json!({"scenario": scenario, "model": results[slot].0, "split": seed,
                            "rmse": rmse, "nlpd": nlpd, "fit_seconds": secs,
-                           "noise": noise, "objective": objective})
+                           "noise": noise, "objective": objective, "evals": evals})
                 );
             }
         }

@@ -14,7 +14,7 @@ use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
 use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;
-use super::multistart::{maximize, plain, Evaluation, StartReport};
+use super::multistart::{maximize, Evaluation, StartReport};
 use super::ModelError;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
@@ -62,8 +62,10 @@ pub(crate) fn check_entries(
     Ok(())
 }
 
-/// Maximise `objective(covariance, noise variances)` over the covariance parameters and the
-/// log noise variances from `cov` and `noise`, with `opts`' restarts and L-BFGS settings;
+/// Maximise `objective(covariance, noise variances, want_curvature)` (value, gradient and, if
+/// asked for and available, a Fisher matrix that L-BFGS may start from) over the covariance
+/// parameters and the log noise variances from `cov` and `noise`, with `opts`' restarts and
+/// L-BFGS settings;
 /// returns the best covariance, noise variances and the optimiser reports. Shared by every
 /// grouped-noise model (MOGP by its evidence, the robust GPs by their weighted LOO-CV).
 pub(crate) fn maximize_grouped<C: Covariance>(
@@ -71,15 +73,15 @@ pub(crate) fn maximize_grouped<C: Covariance>(
     noise: &[f64],
     opts: &FitOptions,
     par: Parallelism,
-    objective: impl Fn(&C, &[f64]) -> Result<(f64, Vec<f64>), ModelError> + Sync,
+    objective: impl Fn(&C, &[f64], bool) -> Result<Evaluation, ModelError> + Sync,
 ) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
     let (v0, bounds) = pack(cov, noise);
-    let flat = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+    let flat = |v: &[f64], want: bool| -> Result<Evaluation, String> {
         let (c, s) = unpack(cov, v).map_err(|e| e.to_string())?;
-        objective(&c, &s).map_err(|e| e.to_string())
+        objective(&c, &s, want).map_err(|e| e.to_string())
     };
     let (best, starts) = maximize(
-        plain(flat),
+        flat,
         &v0,
         &bounds,
         opts.restarts,
@@ -96,8 +98,9 @@ pub(crate) fn maximize_grouped<C: Covariance>(
 /// over `c` at `(c·cov, c·noise)`, its gradient with respect to the unscaled
 /// `[cov params, ln σ²_g …]` (`c` held fixed: the envelope theorem), the maximising `ĉ` and,
 /// if asked for and available, its Fisher matrix over the same vector, which L-BFGS may start
-/// from (see [`LbfgsOptions::curvature_iterations`](crate::optim::LbfgsOptions)); `full` is the
-/// objective itself. The profiled optimum is mapped back by its `ĉ`.
+/// from (see [`LbfgsOptions::curvature_iterations`](crate::optim::LbfgsOptions));
+/// `full(cov, noise, want_fisher)` is the objective itself, with its own Fisher matrix where it
+/// has one. The profiled optimum is mapped back by its `ĉ`.
 ///
 /// The profile knows nothing of the bounds, and the bounds matter: the weighted LOO-CV can
 /// keep improving as `B` grows without limit (focused outliers on Energy, where the bounded
@@ -111,7 +114,7 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
     noise: &[f64],
     opts: &FitOptions,
     par: Parallelism,
-    full: impl Fn(&C, &[f64]) -> Result<(f64, Vec<f64>), ModelError> + Sync,
+    full: impl Fn(&C, &[f64], bool) -> Result<Evaluation, ModelError> + Sync,
     profiled: impl Fn(&C, &[f64], bool) -> Result<ProfiledEvaluation, ModelError> + Sync,
 ) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
     if !opts.profile_scale || cov.scaled(1.0).is_none() || noise.is_empty() {
@@ -403,8 +406,10 @@ impl<C: Covariance, M: PriorMean> MultiOutputGp<C, M> {
         // Not profiled: on contaminated Energy (bench-robust) the profiled path took 24
         // instead of 40 evaluations but ended in another local optimum, 440 nats lower (noise
         // 2.9 instead of the lower bound); the robust objectives reach the same optimum.
-        let (c, s, starts) = maximize_grouped(&cov, noise, opts, par, |c, s| {
-            grouped_log_marginal_likelihood(c, &mean, x, y, group, s, par, true)
+        let (c, s, starts) = maximize_grouped(&cov, noise, opts, par, |c, s, _| {
+            let (value, grad) =
+                grouped_log_marginal_likelihood(c, &mean, x, y, group, s, par, true)?;
+            Ok((value, grad, None))
         })?;
         let mut gp = Self::at(c, mean, x, y, group, &s)?;
         gp.fit.starts = starts;

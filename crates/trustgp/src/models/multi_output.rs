@@ -13,6 +13,7 @@ use faer::{Mat, MatRef};
 use super::conjugate::Marginals;
 use super::exact::FitOptions;
 use super::mogp::MultiOutputGp;
+use super::multistart::StartReport;
 use super::robust::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use super::tasks::{all_outputs, TaskEntries};
 use super::ModelError;
@@ -286,6 +287,14 @@ impl MultiOutputModel {
         match self {
             MultiOutputModel::Mogp(g) => g.noise(),
             MultiOutputModel::Robust(g) => g.noise(),
+        }
+    }
+
+    /// The optimiser's report of each start (empty if the hyperparameters were not fitted).
+    pub fn starts(&self) -> &[StartReport] {
+        match self {
+            MultiOutputModel::Mogp(g) => g.starts(),
+            MultiOutputModel::Robust(g) => g.starts(),
         }
     }
 

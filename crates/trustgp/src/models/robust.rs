@@ -178,7 +178,7 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
             weights: &weights.imq,
         };
         let par = parallelism_for(x.nrows());
-        let objective = weighted_loo(&cov, x, &terms, noise, par, false)?.value;
+        let objective = weighted_loo(&cov, x, &terms, noise, par, Derivatives::None)?.value;
         let (d, z) = terms.noise_and_targets(noise);
         let posterior = ConjugatePosterior::new(cov, mean, x.to_owned(), &z, &d, par)?;
         Ok(RobustGp {
@@ -235,23 +235,25 @@ fn optimize<C: Covariance>(
     opts: &FitOptions,
 ) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
     let par = parallelism_for(x.nrows());
+    let derivatives = |want_fisher: bool| {
+        if want_fisher {
+            Derivatives::GradientAndFisher
+        } else {
+            Derivatives::Gradient
+        }
+    };
     maximize_grouped_profiled(
         cov,
         noise,
         opts,
         par,
-        |c, s| {
-            let o = weighted_loo(c, x, terms, s, par, true)?;
-            Ok((o.value, o.grad))
+        |c, s, want_fisher| {
+            let o = weighted_loo(c, x, terms, s, par, derivatives(want_fisher))?;
+            Ok((o.value, o.grad, o.fisher))
         },
         |c, s, want_fisher| {
-            let derivatives = if want_fisher {
-                Derivatives::GradientAndFisher
-            } else {
-                Derivatives::Gradient
-            };
-            let o = profiled_weighted_loo(c, x, terms, s, par, derivatives)?;
-            Ok((o.loo.value, o.loo.grad, o.scale, o.fisher))
+            let o = profiled_weighted_loo(c, x, terms, s, par, derivatives(want_fisher))?;
+            Ok((o.loo.value, o.loo.grad, o.scale, o.loo.fisher))
         },
     )
 }

@@ -87,9 +87,15 @@ pub struct WeightedLoo {
     pub grad: Vec<f64>,
     /// The LOO predictive the objective was computed from.
     pub loo: LooPredictive,
+    /// The Fisher (Gauss–Newton) matrix over the same vector as the gradient,
+    /// `Σ_j ŵ_j² [∂r_j ∂r_jᵀ/v_j + ∂v_j ∂v_jᵀ/(2v_j²)]` (for [`profiled_weighted_loo`], with
+    /// `ln ĉ` Schur-complemented away): a positive semi-definite model of the negated
+    /// Hessian. Only with [`Derivatives::GradientAndFisher`] and a covariance with
+    /// [`Covariance::inverse_derivatives`].
+    pub fisher: Option<Mat<f64>>,
 }
 
-/// What [`profiled_weighted_loo`] computes besides the value.
+/// What [`weighted_loo`] and [`profiled_weighted_loo`] compute besides the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Derivatives {
     /// The value only.
@@ -104,18 +110,13 @@ pub enum Derivatives {
 /// [`WeightedLoo`] at the profiled scale `ĉ`.
 #[derive(Clone, Debug)]
 pub struct ProfiledLoo {
-    /// `φ_w` at `(ĉK, ĉσ²)`, its gradient with respect to the covariance parameters and
-    /// `ln σ²` of the *unscaled* point (`ĉ` held fixed, which by the envelope theorem is the
-    /// profiled objective's gradient), and the LOO predictive at the scaled point.
+    /// `φ_w` at `(ĉK, ĉσ²)`, its gradient (and Fisher matrix) with respect to the covariance
+    /// parameters and `ln σ²` of the *unscaled* point (`ĉ` held fixed, which by the envelope
+    /// theorem is the profiled objective's gradient), and the LOO predictive at the scaled
+    /// point.
     pub loo: WeightedLoo,
     /// The maximising scale `ĉ`.
     pub scale: f64,
-    /// The profiled objective's Fisher (Gauss–Newton) matrix over the same vector as the
-    /// gradient, `Σ_j ŵ_j² [∂r_j ∂r_jᵀ/v_j + ∂v_j ∂v_jᵀ/(2v_j²)]` with `ln ĉ` Schur-complemented
-    /// away: a positive semi-definite model of its negated Hessian. Only with
-    /// [`Derivatives::GradientAndFisher`] and a covariance with
-    /// [`Covariance::inverse_derivatives`].
-    pub fisher: Option<Mat<f64>>,
 }
 
 /// Everything the objective and the LOO predictive share, at the scale `scale` of the
@@ -246,23 +247,17 @@ pub fn loo_predictive<C: Covariance>(
 }
 
 /// The weighted LOO-CV objective `φ_w` at covariance `cov` and noise variances `noise` (one
-/// per group), with its gradient if `with_grad`.
+/// per group), with the `derivatives` asked for.
 pub fn weighted_loo<C: Covariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
     noise: &[f64],
     par: Parallelism,
-    with_grad: bool,
+    derivatives: Derivatives,
 ) -> Result<WeightedLoo, ModelError> {
-    objective(
-        factor(cov, x, terms, noise, Scale::Given, par)?,
-        cov,
-        x,
-        terms,
-        par,
-        with_grad,
-    )
+    let f = factor(cov, x, terms, noise, Scale::Given, par)?;
+    with_derivatives(f, cov, x, terms, par, derivatives, false)
 }
 
 /// The weighted LOO-CV objective maximised over a common scale `c` of the covariance and the
@@ -278,29 +273,36 @@ pub fn profiled_weighted_loo<C: Covariance>(
 ) -> Result<ProfiledLoo, ModelError> {
     let f = factor(cov, x, terms, noise, Scale::Profiled, par)?;
     let scale = f.scale;
+    let loo = with_derivatives(f, cov, x, terms, par, derivatives, true)?;
+    Ok(ProfiledLoo { loo, scale })
+}
+
+/// `φ_w` from the factorisation `f` with the `derivatives` asked for: the gradient from the
+/// adjoint contraction, or, with a Fisher matrix where the covariance has the inverse
+/// derivatives for it, both from the LOO Jacobian (with its `ln c` column if `profiled`).
+fn with_derivatives<C: Covariance>(
+    f: Factored,
+    cov: &C,
+    x: MatRef<'_, f64>,
+    terms: &RobustTerms<'_>,
+    par: Parallelism,
+    derivatives: Derivatives,
+    profiled: bool,
+) -> Result<WeightedLoo, ModelError> {
     let jacobian = (derivatives == Derivatives::GradientAndFisher)
-        .then(|| jacobian::jacobian(&f, cov, x, terms, true, par))
+        .then(|| jacobian::jacobian(&f, cov, x, terms, profiled, par))
         .flatten();
     let Some(jacobian) = jacobian else {
         let with_grad = derivatives != Derivatives::None;
-        let loo = objective(f, cov, x, terms, par, with_grad)?;
-        return Ok(ProfiledLoo {
-            loo,
-            scale,
-            fisher: None,
-        });
+        return objective(f, cov, x, terms, par, with_grad);
     };
     // The Jacobian gives the gradient too: no contraction needed.
     let w_hat = &terms.weights.w_hat;
     let (grad, fisher) = (jacobian.gradient(&f, w_hat), jacobian.fisher(&f, w_hat));
-    let loo = WeightedLoo {
+    Ok(WeightedLoo {
         grad,
-        ..objective(f, cov, x, terms, par, false)?
-    };
-    Ok(ProfiledLoo {
-        loo,
-        scale,
         fisher: Some(fisher),
+        ..objective(f, cov, x, terms, par, false)?
     })
 }
 
@@ -328,6 +330,7 @@ fn objective<C: Covariance>(
             value,
             grad: Vec::new(),
             loo: f.loo,
+            fisher: None,
         });
     }
     let mut a = vec![0.0; n];
@@ -371,6 +374,7 @@ fn objective<C: Covariance>(
         value,
         grad,
         loo: f.loo,
+        fisher: None,
     })
 }
 

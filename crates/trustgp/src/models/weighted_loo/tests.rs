@@ -137,7 +137,7 @@ fn gaussian_weights_give_the_exact_gp_loo() {
         &terms,
         &[noise],
         Parallelism::Sequential,
-        false,
+        Derivatives::None,
     )
     .unwrap()
     .value;
@@ -159,14 +159,14 @@ fn check_gradient<C: Covariance>(
     terms: &RobustTerms<'_>,
     log_noise: &[f64],
 ) {
-    let eval = |v: &[f64], grad: bool| {
+    let eval = |v: &[f64], derivatives: Derivatives| {
         let (pk, pn) = v.split_at(params.len());
         let c = set(cov, pk);
         let noise: Vec<f64> = pn.iter().map(|l| l.exp()).collect();
-        weighted_loo(&c, x, terms, &noise, Parallelism::Sequential, grad).unwrap()
+        weighted_loo(&c, x, terms, &noise, Parallelism::Sequential, derivatives).unwrap()
     };
     let v0: Vec<f64> = params.iter().chain(log_noise).copied().collect();
-    let g = eval(&v0, true).grad;
+    let g = eval(&v0, Derivatives::Gradient).grad;
     assert_eq!(g.len(), v0.len());
     let h = 1e-5;
     for j in 0..v0.len() {
@@ -174,7 +174,8 @@ fn check_gradient<C: Covariance>(
         up[j] += h;
         let mut down = v0.clone();
         down[j] -= h;
-        let fd = (eval(&up, false).value - eval(&down, false).value) / (2.0 * h);
+        let fd =
+            (eval(&up, Derivatives::None).value - eval(&down, Derivatives::None).value) / (2.0 * h);
         assert!(
             (fd - g[j]).abs() < 2e-6 * (1.0 + fd.abs()),
             "parameter {j}: analytic {} vs fd {fd}",
@@ -304,7 +305,15 @@ fn at_scale<C: Covariance>(
 ) -> WeightedLoo {
     let s: Vec<f64> = noise.iter().map(|v| v * c).collect();
     let scaled = cov.scaled(c).unwrap();
-    weighted_loo(&scaled, x, terms, &s, Parallelism::Sequential, false).unwrap()
+    weighted_loo(
+        &scaled,
+        x,
+        terms,
+        &s,
+        Parallelism::Sequential,
+        Derivatives::None,
+    )
+    .unwrap()
 }
 
 /// The profiled objective is `φ_w` at `(ĉK, ĉσ²)` (value and LOO predictive), and no other
@@ -537,7 +546,9 @@ fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
         let with_fisher = Derivatives::GradientAndFisher;
         let p = profiled_weighted_loo(&cov, x.as_ref(), &terms, &noise, seq, with_fisher).unwrap();
         let fisher = p
+            .loo
             .fisher
+            .clone()
             .expect("an ICM on complete data in layout order has one");
         // The threaded code paths give the same derivatives.
         let par = Parallelism::Parallel;
@@ -548,27 +559,35 @@ fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
             a.iter().zip(b).all(|(u, v)| (u - v).abs() <= 1e-12 * size)
         };
         assert!(close(&threaded.loo.grad, &p.loo.grad));
-        let threaded_fisher = threaded.fisher.unwrap();
+        let threaded_fisher = threaded.loo.fisher.unwrap();
         let flat = |m: &Mat<f64>| {
             (0..m.ncols())
                 .flat_map(|j| m.col_as_slice(j).to_vec())
                 .collect::<Vec<_>>()
         };
         assert!(close(&flat(&threaded_fisher), &flat(&fisher)));
-        // The gradient from the Jacobian against the adjoint contraction's (itself checked by
-        // finite differences above).
+        // Unprofiled (unit scale), as the fit continues where the profile leaves the bounds.
+        let plain = weighted_loo(&cov, x.as_ref(), &terms, &noise, seq, with_fisher).unwrap();
+        let plain_fisher = plain.fisher.expect("the same Jacobian, without ln c");
+        // The gradients from the Jacobian against the adjoint contraction's (itself checked
+        // by finite differences above).
         let adjoint =
             profiled_weighted_loo(&cov, x.as_ref(), &terms, &noise, seq, Derivatives::Gradient);
-        let adjoint = adjoint.unwrap().loo.grad;
-        let size = adjoint.iter().fold(0.0, |m: f64, g| m.max(g.abs()));
-        assert_eq!(p.loo.grad.len(), adjoint.len());
-        for (k, (a, b)) in p.loo.grad.iter().zip(&adjoint).enumerate() {
-            assert!(
-                (a - b).abs() < 1e-8 * size,
-                "{outputs} outputs, gradient {k}: {a} from the Jacobian, {b} adjoint"
-            );
+        let plain_adjoint =
+            weighted_loo(&cov, x.as_ref(), &terms, &noise, seq, Derivatives::Gradient);
+        for (from_jacobian, adjoint) in [
+            (&p.loo.grad, adjoint.unwrap().loo.grad),
+            (&plain.grad, plain_adjoint.unwrap().grad),
+        ] {
+            let size = adjoint.iter().fold(0.0, |m: f64, g| m.max(g.abs()));
+            assert_eq!(from_jacobian.len(), adjoint.len());
+            for (k, (a, b)) in from_jacobian.iter().zip(&adjoint).enumerate() {
+                assert!(
+                    (a - b).abs() < 1e-8 * size,
+                    "{outputs} outputs, gradient {k}: {a} from the Jacobian, {b} adjoint"
+                );
+            }
         }
-        let c = p.scale;
         let v0: Vec<f64> = cov.params().into_iter().chain(noise.map(f64::ln)).collect();
         // The LOO residuals and variances at the flat vector v, at the common scale c.
         let loo_at = |v: &[f64], c: f64| {
@@ -580,45 +599,62 @@ fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
             let r: Vec<f64> = (0..y.len()).map(|j| y[j] - loo.mean[j]).collect();
             (r, loo.var)
         };
-        let h = 1e-5;
-        let cols = v0.len() + 1;
-        let mut jr = Mat::<f64>::zeros(y.len(), cols);
-        let mut jv = Mat::<f64>::zeros(y.len(), cols);
-        for k in 0..cols {
-            let (up, down) = if k < v0.len() {
-                let (mut up, mut down) = (v0.clone(), v0.clone());
-                up[k] += h;
-                down[k] -= h;
-                (loo_at(&up, c), loo_at(&down, c))
-            } else {
-                (loo_at(&v0, c * h.exp()), loo_at(&v0, c * (-h).exp()))
-            };
-            for j in 0..y.len() {
-                jr[(j, k)] = (up.0[j] - down.0[j]) / (2.0 * h);
-                jv[(j, k)] = (up.1[j] - down.1[j]) / (2.0 * h);
+        // The Fisher matrix at scale c over [v, ln c] from a central-difference Jacobian.
+        let brute_fisher = |c: f64| {
+            let h = 1e-5;
+            let cols = v0.len() + 1;
+            let mut jr = Mat::<f64>::zeros(y.len(), cols);
+            let mut jv = Mat::<f64>::zeros(y.len(), cols);
+            for k in 0..cols {
+                let (up, down) = if k < v0.len() {
+                    let (mut up, mut down) = (v0.clone(), v0.clone());
+                    up[k] += h;
+                    down[k] -= h;
+                    (loo_at(&up, c), loo_at(&down, c))
+                } else {
+                    (loo_at(&v0, c * h.exp()), loo_at(&v0, c * (-h).exp()))
+                };
+                for j in 0..y.len() {
+                    jr[(j, k)] = (up.0[j] - down.0[j]) / (2.0 * h);
+                    jv[(j, k)] = (up.1[j] - down.1[j]) / (2.0 * h);
+                }
             }
-        }
-        let var = &p.loo.loo.var;
-        let full = Mat::from_fn(cols, cols, |a, b| {
-            (0..y.len())
-                .map(|j| {
-                    let w2 = w.w_hat[j] * w.w_hat[j];
-                    w2 * (jr[(j, a)] * jr[(j, b)] / var[j]
-                        + jv[(j, a)] * jv[(j, b)] / (2.0 * var[j] * var[j]))
-                })
-                .sum::<f64>()
-        });
-        let last = cols - 1;
-        let largest = (0..last).map(|a| full[(a, a)]).fold(0.0, f64::max);
-        assert_eq!((fisher.nrows(), fisher.ncols()), (last, last));
-        for a in 0..last {
-            for b in 0..last {
-                let brute = full[(a, b)] - full[(a, last)] * full[(last, b)] / full[(last, last)];
-                assert!(
-                    (fisher[(a, b)] - brute).abs() < 1e-6 * largest,
-                    "{outputs} outputs, entry ({a}, {b}): {} vs {brute}",
-                    fisher[(a, b)]
-                );
+            let var = loo_at(&v0, c).1;
+            Mat::from_fn(cols, cols, |a, b| {
+                (0..y.len())
+                    .map(|j| {
+                        let w2 = w.w_hat[j] * w.w_hat[j];
+                        w2 * (jr[(j, a)] * jr[(j, b)] / var[j]
+                            + jv[(j, a)] * jv[(j, b)] / (2.0 * var[j] * var[j]))
+                    })
+                    .sum::<f64>()
+            })
+        };
+        let last = v0.len();
+        // Profiled: ln ĉ Schur-complemented away; unprofiled: the matrix without its column.
+        let full = brute_fisher(p.scale);
+        let unit = brute_fisher(1.0);
+        let checks = [
+            (
+                &fisher,
+                Mat::from_fn(last, last, |a, b| {
+                    full[(a, b)] - full[(a, last)] * full[(last, b)] / full[(last, last)]
+                }),
+            ),
+            (&plain_fisher, Mat::from_fn(last, last, |a, b| unit[(a, b)])),
+        ];
+        for (fast, brute) in checks {
+            let largest = (0..last).map(|a| brute[(a, a)]).fold(0.0, f64::max);
+            assert_eq!((fast.nrows(), fast.ncols()), (last, last));
+            for a in 0..last {
+                for b in 0..last {
+                    assert!(
+                        (fast[(a, b)] - brute[(a, b)]).abs() < 1e-6 * largest,
+                        "{outputs} outputs, entry ({a}, {b}): {} vs {}",
+                        fast[(a, b)],
+                        brute[(a, b)]
+                    );
+                }
             }
         }
     }
@@ -636,7 +672,7 @@ fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
     let seq = Parallelism::Sequential;
     let with_fisher = Derivatives::GradientAndFisher;
     let p = profiled_weighted_loo(&two, x.as_ref(), &terms, &[0.03, 0.08], seq, with_fisher);
-    assert!(p.unwrap().fisher.is_none());
+    assert!(p.unwrap().loo.fisher.is_none());
     // Entries interleaved by input: the ICM has no cheap derivatives there, so no Fisher.
     let (x, y, group, prior, w, cov) = multi_output(2, true);
     let terms = RobustTerms {
@@ -648,5 +684,5 @@ fn fisher_matrix_and_gradient_match_the_loo_predictives_jacobian() {
     let seq = Parallelism::Sequential;
     let with_fisher = Derivatives::GradientAndFisher;
     let p = profiled_weighted_loo(&cov, x.as_ref(), &terms, &[0.03, 0.08], seq, with_fisher);
-    assert!(p.unwrap().fisher.is_none());
+    assert!(p.unwrap().loo.fisher.is_none());
 }
