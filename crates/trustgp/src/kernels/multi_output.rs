@@ -651,6 +651,38 @@ mod tests {
     }
 
     #[test]
+    fn scaling_multiplies_the_matrix_and_keeps_the_base_kernels() {
+        let (k, x) = (lmc(), task_inputs());
+        let c = 2.7;
+        let scaled = k.scaled(c).unwrap();
+        let (m, ms) = (k.matrix(x.as_ref()), scaled.matrix(x.as_ref()));
+        for i in 0..m.nrows() {
+            for j in 0..m.ncols() {
+                assert!((ms[(i, j)] - c * m[(i, j)]).abs() < 1e-13 * (1.0 + m[(i, j)].abs()));
+            }
+        }
+        // The coregionalisation carries the scale (A by √c, κ by c); the base kernels stay.
+        for (before, after) in k.terms().iter().zip(scaled.terms()) {
+            assert_eq!(before.kernel.log_params(), after.kernel.log_params());
+            let (a0, a1) = (before.coregion.a(), after.coregion.a());
+            for i in 0..a0.nrows() {
+                for r in 0..a0.ncols() {
+                    assert!((a1[(i, r)] - c.sqrt() * a0[(i, r)]).abs() < 1e-15);
+                }
+            }
+            if let (Some(k0), Some(k1)) = (before.coregion.kappa(), after.coregion.kappa()) {
+                (k0.iter().zip(k1)).for_each(|(u, v)| assert!((v - c * u).abs() < 1e-15));
+            }
+        }
+        // A single-output kernel scales through its overall scale, if it has one.
+        let single = Kernel::parse("se(ls=0.7) * const(1.5)").unwrap();
+        let xi = x.as_ref().subcols(0, 2);
+        let (m, ms) = (single.matrix(xi), single.scaled(c).unwrap().matrix(xi));
+        assert!((ms[(3, 5)] - c * m[(3, 5)]).abs() < 1e-14 && m[(3, 5)] > 0.1);
+        assert!(Kernel::parse("se + per").unwrap().scaled(c).is_none());
+    }
+
+    #[test]
     fn gradient_contraction_matches_central_differences() {
         let mut k = lmc();
         let x = task_inputs();
