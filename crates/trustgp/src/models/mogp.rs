@@ -14,7 +14,7 @@ use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
 use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;
-use super::multistart::{maximize, Evaluation, StartReport};
+use super::multistart::{maximize, maximize_until, Evaluation, StartReport};
 use super::ModelError;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
@@ -157,7 +157,8 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
         };
         Ok((value, grad, curvature))
     };
-    let found = maximize(
+    let found = maximize_until(
+        &left,
         objective,
         &v0,
         &bounds,
@@ -186,8 +187,8 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
     };
     let (k, s, more) = maximize_grouped(&k, &s, &once, par, full)?;
     let first = starts.len();
-    // The optimiser only saw failed evaluations, so its own message ("line search failed …")
-    // would hide why an unconverged profiled start ended.
+    // The optimiser's own message ("stopped at the objective's request", or the error of a
+    // start that failed) would hide why an unconverged profiled start ended.
     let stopped = starts.iter().cloned().map(|mut r| {
         if !r.converged {
             r.message = format!(

@@ -6,13 +6,15 @@
 //! problems run their starts in parallel, one core each; large ones run them one after the
 //! other with the factorisations using every core (rayon is never nested inside faer).
 
+use std::sync::atomic::AtomicBool;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use super::ModelError;
 use crate::linalg::Parallelism;
-use crate::optim::{minimize_lbfgsb, CurvedEvaluation, LbfgsOptions, WithCurvature};
+use crate::optim::{minimize_lbfgsb, CurvedEvaluation, LbfgsOptions, StopWhen, WithCurvature};
 
 /// How far (in log units) a random restart may start from the initial parameters.
 const RESTART_SPREAD: f64 = 2.0;
@@ -62,6 +64,26 @@ pub(crate) fn maximize<F>(
 where
     F: Fn(&[f64], bool) -> Result<Evaluation, String> + Sync,
 {
+    let never = AtomicBool::new(false);
+    maximize_until(&never, objective, x0, bounds, restarts, seed, lbfgs, par)
+}
+
+/// [`maximize`], with every start ending (after the evaluation in progress) once `stop` is set:
+/// for an objective that finds, while it is evaluated, that it will fail everywhere from then on.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn maximize_until<F>(
+    stop: &AtomicBool,
+    objective: F,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    restarts: usize,
+    seed: u64,
+    lbfgs: &LbfgsOptions,
+    par: Parallelism,
+) -> Result<(Vec<f64>, Vec<StartReport>), ModelError>
+where
+    F: Fn(&[f64], bool) -> Result<Evaluation, String> + Sync,
+{
     let mut rng = StdRng::seed_from_u64(seed);
     let mut starts = vec![x0.to_vec()];
     for _ in 0..restarts {
@@ -81,7 +103,7 @@ where
             let (f, g, curvature) = objective(v, want)?;
             Ok((-f, g.iter().map(|gi| -gi).collect(), curvature))
         };
-        match minimize_lbfgsb(WithCurvature(negated), s, bounds, lbfgs) {
+        match minimize_lbfgsb(StopWhen(WithCurvature(negated), stop), s, bounds, lbfgs) {
             Ok(r) => (
                 StartReport {
                     start: i,

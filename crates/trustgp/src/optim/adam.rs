@@ -107,6 +107,9 @@ pub fn minimize_adam<O: Objective>(
         if n_iter >= opts.max_iter {
             break StopReason::MaxIterations;
         }
+        if ev.exhausted() {
+            break ev.exhausted_reason();
+        }
         beta1_t *= opts.beta1;
         beta2_t *= opts.beta2;
         // The moments start at zero, so they are biased towards it by a factor 1 − βᵗ.
@@ -132,6 +135,7 @@ pub fn minimize_adam<O: Objective>(
             bounds::project(&mut trial, bounds);
             match ev.eval(&trial)? {
                 Eval::Valid(point) => break point,
+                Eval::Failed(_) if ev.exhausted() => break 'iterate ev.exhausted_reason(),
                 Eval::Failed(_) if backoffs < MAX_BACKOFFS => {
                     backoffs += 1;
                     scale *= 0.5;

@@ -119,7 +119,8 @@ fn search_direction(memory: &Memory, point: &Point, bounds: &[(f64, f64)]) -> (V
 ///
 /// Stops when the projected gradient or the relative decrease of `f` meets its tolerance (the
 /// decrease achieved, or, when a search finds none, the one its steps promised), when
-/// `max_iter` or `max_evals` is reached, when no step along even the steepest-descent direction
+/// `max_iter` or `max_evals` is reached, when the objective asks to stop
+/// ([`Objective::stop_requested`]), when no step along even the steepest-descent direction
 /// decreases `f`, or when progress stalls against a region where the objective fails (see
 /// [`StopReason`]). The returned point is the best one evaluated, so `f` is never worse than at
 /// the (projected) start.
@@ -157,7 +158,7 @@ pub fn minimize_lbfgsb<O: Objective>(
             break StopReason::MaxIterations;
         }
         if ev.exhausted() {
-            break StopReason::MaxEvaluations;
+            break ev.exhausted_reason();
         }
         ev.curvature_wanted = n_iter < opts.curvature_iterations;
         let (d, scaled) = search_direction(&memory, &current, bounds);
@@ -189,7 +190,7 @@ pub fn minimize_lbfgsb<O: Objective>(
             Outcome::Flat => break StopReason::PredictedDecrease,
             Outcome::NoDecrease => {
                 if ev.exhausted() {
-                    break StopReason::MaxEvaluations;
+                    break ev.exhausted_reason();
                 }
                 if memory.is_empty() {
                     break StopReason::LineSearchFailed;
@@ -208,6 +209,10 @@ pub fn minimize_lbfgsb<O: Objective>(
         }
         let f_old = current.f;
         current = next;
+        // A request to stop outranks any other reason: the objective knows why.
+        if ev.stop_requested() {
+            break StopReason::Requested;
+        }
         if stationary(&current) {
             break StopReason::GradientTolerance;
         }

@@ -25,5 +25,5 @@ mod tests;
 pub use adam::{minimize_adam, AdamOptions};
 pub use error::OptimError;
 pub use lbfgs::{minimize_lbfgsb, LbfgsOptions};
-pub use objective::{CurvedEvaluation, Objective, WithCurvature};
+pub use objective::{CurvedEvaluation, Objective, StopWhen, WithCurvature};
 pub use result::{OptimResult, StopReason};

@@ -1,10 +1,12 @@
 //! The objective interface and the evaluation bookkeeping shared by the optimisers.
 
 use std::fmt::Display;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use faer::Mat;
 
 use super::error::OptimError;
+use super::result::StopReason;
 
 /// A value, its gradient and, where supplied, a positive semi-definite approximation of the
 /// Hessian (see [`Objective::eval_with_curvature`]).
@@ -31,6 +33,33 @@ pub trait Objective {
     fn eval_with_curvature(&mut self, x: &[f64]) -> Result<CurvedEvaluation, String> {
         let (f, g) = self.eval(x)?;
         Ok((f, g, None))
+    }
+
+    /// Whether the objective asks the optimiser to stop now, returning the best point found
+    /// ([`StopReason::Requested`](super::StopReason::Requested)); checked after every
+    /// evaluation. For an objective that learns, while it is evaluated, that the rest of the
+    /// run would be wasted (a profiled GP objective whose profiled scale has left the bounds
+    /// fails everywhere from then on). By default: never.
+    fn stop_requested(&self) -> bool {
+        false
+    }
+}
+
+/// An objective that stops the optimiser once `flag` is set (see
+/// [`Objective::stop_requested`]).
+pub struct StopWhen<'a, O>(pub O, pub &'a AtomicBool);
+
+impl<O: Objective> Objective for StopWhen<'_, O> {
+    fn eval(&mut self, x: &[f64]) -> Result<(f64, Vec<f64>), String> {
+        self.0.eval(x)
+    }
+
+    fn eval_with_curvature(&mut self, x: &[f64]) -> Result<CurvedEvaluation, String> {
+        self.0.eval_with_curvature(x)
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.1.load(Ordering::Relaxed) || self.0.stop_requested()
     }
 }
 
@@ -107,9 +136,23 @@ impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
         self.n_evals
     }
 
-    /// Whether the evaluation budget is spent.
+    /// Whether the run must end: the evaluation budget is spent or the objective asked to stop.
     pub(crate) fn exhausted(&self) -> bool {
-        self.n_evals >= self.max_evals
+        self.n_evals >= self.max_evals || self.stop_requested()
+    }
+
+    /// Whether the objective asked to stop.
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.obj.stop_requested()
+    }
+
+    /// Why [`Evaluator::exhausted`] holds.
+    pub(crate) fn exhausted_reason(&self) -> StopReason {
+        if self.stop_requested() {
+            StopReason::Requested
+        } else {
+            StopReason::MaxEvaluations
+        }
     }
 
     /// The lowest-valued valid point evaluated so far.

@@ -19,6 +19,8 @@ pub enum StopReason {
     MaxIterations,
     /// The evaluation limit was reached.
     MaxEvaluations,
+    /// The objective asked to stop ([`Objective::stop_requested`](super::Objective)).
+    Requested,
     /// No acceptable step was found even along the steepest-descent direction; usually the
     /// objective is too noisy (or too rounded) to make further progress at this point.
     LineSearchFailed,
@@ -54,6 +56,7 @@ impl fmt::Display for StopReason {
             StopReason::Plateau => "windowed mean of f stopped improving",
             StopReason::MaxIterations => "maximum number of iterations reached",
             StopReason::MaxEvaluations => "maximum number of evaluations reached",
+            StopReason::Requested => "stopped at the objective's request",
             StopReason::LineSearchFailed => "line search failed to find a decrease",
             StopReason::ObjectiveFailed => "objective failed at every trial step",
             StopReason::FailureBoundary => "stalled at the edge of the region where f fails",

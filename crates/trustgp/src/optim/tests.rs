@@ -603,3 +603,66 @@ fn gauss_newton_starts_converge_in_fewer_evaluations_and_plain_objectives_are_un
     assert_eq!(closure.n_evals, plain.n_evals);
     assert_eq!(closure.x, plain.x);
 }
+
+/// Rosenbrock that sets `stop` at its `stop_at`-th evaluation, which fails, and fails at every
+/// later one (as a profiled objective does once its scale has left the bounds); counts the
+/// evaluations and keeps the best value returned.
+fn stopping_rosenbrock<'a>(
+    stop_at: usize,
+    stop: &'a std::sync::atomic::AtomicBool,
+    calls: &'a mut usize,
+    best: &'a mut f64,
+) -> impl FnMut(&[f64]) -> Eval + 'a {
+    move |x| {
+        *calls += 1;
+        if *calls >= stop_at {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Err("left the problem".into());
+        }
+        let value = rosenbrock(x)?;
+        *best = best.min(value.0);
+        Ok(value)
+    }
+}
+
+#[test]
+fn a_stop_request_ends_the_run_after_the_evaluation_that_made_it() {
+    use std::sync::atomic::AtomicBool;
+    let x0 = rosenbrock_start(4);
+    for stop_at in 2..40 {
+        let (stop, mut calls, mut best) = (AtomicBool::new(false), 0, f64::INFINITY);
+        let f = stopping_rosenbrock(stop_at, &stop, &mut calls, &mut best);
+        let r = minimize_lbfgsb(
+            StopWhen(f, &stop),
+            &x0,
+            &[FREE; 4],
+            &LbfgsOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((calls, r.n_evals), (stop_at, stop_at));
+        assert_eq!((r.reason, r.converged), (StopReason::Requested, false));
+        assert_eq!(r.message, "stopped at the objective's request");
+        // The best point evaluated before the request, with its own value.
+        assert_eq!(r.f, best);
+        assert_eq!(r.f, rosenbrock(&r.x).unwrap().0);
+        // Adam too.
+        let (stop, mut calls, mut best) = (AtomicBool::new(false), 0, f64::INFINITY);
+        let f = stopping_rosenbrock(stop_at, &stop, &mut calls, &mut best);
+        let opts = AdamOptions {
+            lr: 0.01,
+            ..AdamOptions::default()
+        };
+        let r = minimize_adam(StopWhen(f, &stop), &x0, &[FREE; 4], &opts).unwrap();
+        assert_eq!((calls, r.n_evals), (stop_at, stop_at));
+        assert_eq!((r.reason, r.converged), (StopReason::Requested, false));
+        assert_eq!(r.f, rosenbrock(&r.x).unwrap().0);
+    }
+    // A flag never set changes nothing.
+    let never = AtomicBool::new(false);
+    let plain = run(&mut rosenbrock, &x0, &[FREE; 4]);
+    let wrapped = run(StopWhen(&mut rosenbrock, &never), &x0, &[FREE; 4]);
+    assert_eq!(
+        (plain.x, plain.n_evals, plain.reason),
+        (wrapped.x, wrapped.n_evals, wrapped.reason)
+    );
+}
