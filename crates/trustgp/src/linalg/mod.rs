@@ -4,6 +4,7 @@
 
 mod allocator;
 mod cholesky;
+mod fresh;
 mod gram;
 mod parallelism;
 mod reduce;
@@ -12,6 +13,7 @@ mod symmetric;
 pub use allocator::reuse_freed_memory;
 
 pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
+pub(crate) use fresh::{par_from_columns, par_zeros};
 pub use parallelism::{parallelism_for, Parallelism};
 pub(crate) use reduce::sum_pairs;
 pub(crate) use symmetric::copy_transposed;

@@ -33,7 +33,9 @@ use rayon::prelude::*;
 
 use super::{task, MultiOutputKernel, Unique};
 use crate::kernels::{InversePlusDiagonal, InverseSandwich};
-use crate::linalg::{copy_transposed, mirror_lower, sum_pairs, Cholesky, Parallelism};
+use crate::linalg::{
+    copy_transposed, mirror_lower, par_from_columns, par_zeros, sum_pairs, Cholesky, Parallelism,
+};
 
 /// Why a column of a `Mat` can be viewed as a slice.
 const CONTIGUOUS: &str = "a Mat column is contiguous";
@@ -185,13 +187,14 @@ pub(super) fn inverse_plus_diagonal(
     let kx = term.kernel.matrix(lay.unique.as_ref());
     let d = lay.order(d);
     let (d1, d2) = d.split_at(m);
-    let q11 = Mat::from_fn(m, m, |i, j| {
-        b11 * kx[(i, j)] + if i == j { d1[i] } else { 0.0 }
+    let q11 = par_from_columns(m, m, par, |j, col| {
+        (col.iter_mut().zip(kx.col_as_slice(j))).for_each(|(q, k)| *q = b11 * k);
+        col[j] += d1[j];
     });
     let n = 2 * m;
     // The inverses are written straight into their blocks of P, and the bottom-left block holds
     // Xᵀ until the products that read it are done: no copies, and no buffer for Xᵀ.
-    let mut p = Mat::<f64>::zeros(n, n);
+    let mut p = par_zeros(n, n, par);
     let (mut p11, mut p12, mut x_t, mut p22) = p.as_mut().split_at_mut(m, m);
     Cholesky::exact(q11, par)?.inverse_into(p11.as_mut());
     let r = b12 / b11;
@@ -205,7 +208,7 @@ pub(super) fn inverse_plus_diagonal(
     // Xᵀ = r (I − D₁ P₁₁) (P₁₁ symmetric): with Xᵀ stored, both products below read their
     // operands with columns contiguous along the inner dimension, faer's fastest layout.
     let schur_b = b22 - r * b12;
-    let mut s = Mat::<f64>::zeros(m, m);
+    let mut s = par_zeros(m, m, par);
     let fill = |(j, (x_col, s_col)): (usize, (faer::ColMut<'_, f64>, faer::ColMut<'_, f64>))| {
         let p11_col = p11.as_ref().col(j).try_as_col_major().expect(CONTIGUOUS);
         let (x_col, s_col) = (column_slice(x_col), column_slice(s_col));
@@ -330,7 +333,7 @@ impl Blocks<'_> {
     /// `Z Zᵀ` from m × n operands), and the last `Y` is a block column of `P` itself, scaled.
     fn folded_kernel_weights(&self, f: MatRef<'_, f64>, e: &[f64], par: Parallelism) -> Mat<f64> {
         let (t, m) = (self.t, self.m);
-        let mut n_fold = Mat::<f64>::zeros(m, m);
+        let mut n_fold = par_zeros(m, m, par);
         for r in 0..t {
             let (built, ey) = self.block_combination(f, r, e, par);
             let y = match &built {
@@ -364,7 +367,7 @@ impl Blocks<'_> {
     ) -> (Option<Mat<f64>>, Mat<f64>) {
         let (t, m) = (self.t, self.m);
         let n = t * m;
-        let mut ey = Mat::<f64>::zeros(n, m);
+        let mut ey = par_zeros(n, m, par);
         if r + 1 == t {
             let scale = f[(r, r)] * f[(r, r)];
             let fill = |(j, col): (usize, faer::ColMut<'_, f64>)| {
@@ -379,7 +382,7 @@ impl Blocks<'_> {
             }
             return (None, ey);
         }
-        let mut y = Mat::<f64>::zeros(n, m);
+        let mut y = par_zeros(n, m, par);
         let fill = |(j, (col, col_e)): (usize, (faer::ColMut<'_, f64>, faer::ColMut<'_, f64>))| {
             let (col, col_e) = (column_slice(col), column_slice(col_e));
             for s in r..t {

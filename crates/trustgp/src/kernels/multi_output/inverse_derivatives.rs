@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use super::homotopic::{factor_and_invert, Layout};
 use super::{Coregion, MultiOutputKernel};
 use crate::kernels::{InverseDerivative, Kernel};
-use crate::linalg::{sum_pairs, Parallelism};
+use crate::linalg::{par_zeros, sum_pairs, Parallelism};
 
 /// Step of the central difference of `K_x` in each log-parameter.
 const STEP: f64 = 1e-5;
@@ -113,7 +113,7 @@ impl Blocks<'_> {
         let (n, m, t) = (self.p.nrows(), self.m, self.t);
         let theta = kernel.log_params();
         let yu = self.combine(b, u);
-        let mut product = Mat::<f64>::zeros(m, t * n);
+        let mut product = par_zeros(m, t * n, par);
         (0..theta.len())
             .map(|q| {
                 let dk = kernel_derivative(kernel, unique, &theta, q)?;
