@@ -9,6 +9,7 @@ use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 
 use super::pair::PairKernel;
+use crate::linalg::{par_from_columns, Parallelism};
 
 /// Number of kernel evaluations above which work is spread over threads; below
 /// it the rayon overhead outweighs the gain (≈ n = 256 for a symmetric matrix).
@@ -67,23 +68,12 @@ impl Prepared {
     }
 }
 
-/// Calls `f(j, column j)` for every column of `out`, in parallel when `large`.
-fn for_each_column(out: &mut Mat<f64>, large: bool, f: impl Fn(usize, &mut [f64]) + Sync) {
-    if large {
-        out.as_mut()
-            .par_col_chunks_mut(1)
-            .enumerate()
-            .for_each(|(j, c)| {
-                let col = c.col_mut(0).try_as_col_major_mut();
-                f(
-                    j,
-                    col.expect("owned matrices are column-major").as_slice_mut(),
-                )
-            });
+/// Sequential below [`PAR_MIN_PAIRS`] kernel evaluations, parallel from there.
+fn parallelism(pairs: usize) -> Parallelism {
+    if pairs >= PAR_MIN_PAIRS {
+        Parallelism::Parallel
     } else {
-        for j in 0..out.ncols() {
-            f(j, out.col_as_slice_mut(j));
-        }
+        Parallelism::Sequential
     }
 }
 
@@ -92,20 +82,16 @@ fn for_each_column(out: &mut Mat<f64>, large: bool, f: impl Fn(usize, &mut [f64]
 /// [`Kernel::matrix`](super::Kernel::matrix) mirrors the result once at the end.
 pub(crate) fn symmetric_lower<K: PairKernel>(k: &K, p: &Prepared) -> Mat<f64> {
     let n = p.n;
-    let mut out = Mat::zeros(n, n);
-    for_each_column(&mut out, n * (n + 1) / 2 >= PAR_MIN_PAIRS, |b, col| {
+    par_from_columns(n, n, parallelism(n * (n + 1) / 2), |b, col| {
         k.column(p, b, p.row(b), &mut col[b..]);
-    });
-    out
+    })
 }
 
 /// The n1×n2 matrix k(x1_a, x2_b).
 pub(crate) fn cross<K: PairKernel>(k: &K, p1: &Prepared, p2: &Prepared) -> Mat<f64> {
-    let mut out = Mat::zeros(p1.n, p2.n);
-    for_each_column(&mut out, p1.n * p2.n >= PAR_MIN_PAIRS, |b, col| {
+    par_from_columns(p1.n, p2.n, parallelism(p1.n * p2.n), |b, col| {
         k.column(p1, 0, p2.row(b), col);
-    });
-    out
+    })
 }
 
 /// k(x_a, x_a) for every row.

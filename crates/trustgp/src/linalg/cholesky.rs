@@ -154,7 +154,7 @@ impl Cholesky {
     /// lower triangle of `L⁻ᵀ L⁻¹` in place by row blocks of GEMMs.
     pub fn inverse_lower(&self) -> Mat<f64> {
         let n = self.n();
-        let mut out = Mat::<f64>::zeros(n, n);
+        let mut out = super::par_zeros(n, n, self.par);
         self.invert_lower_into_zeroed(out.as_mut());
         out
     }

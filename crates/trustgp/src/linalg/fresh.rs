@@ -12,9 +12,9 @@ use rayon::prelude::*;
 
 use super::Parallelism;
 
-/// Below this many entries a matrix is filled on the calling thread: handing the work to other
-/// threads costs more than it saves.
-const PARALLEL_FILL_MIN: usize = 1 << 16;
+/// Below this many entries [`par_zeros`] zeroes on the calling thread: handing so little work
+/// to other threads costs more than it saves.
+const PARALLEL_ZEROS_MIN: usize = 1 << 16;
 
 /// The start of a matrix's buffer, shared by the threads that fill its (disjoint) columns.
 #[derive(Clone, Copy)]
@@ -37,14 +37,14 @@ impl Buffer {
 }
 
 /// An `nrows × ncols` matrix whose column `j` is first zeroed and then passed to `fill(j, col)`;
-/// with [`Parallelism::Parallel`] and a large matrix the columns are spread over rayon's threads.
+/// with [`Parallelism::Parallel`] the columns are spread over rayon's threads.
 pub(crate) fn par_from_columns(
     nrows: usize,
     ncols: usize,
     par: Parallelism,
     fill: impl Fn(usize, &mut [f64]) + Sync,
 ) -> Mat<f64> {
-    if par == Parallelism::Sequential || nrows * ncols < PARALLEL_FILL_MIN {
+    if par == Parallelism::Sequential || nrows * ncols == 0 {
         let mut m = Mat::<f64>::zeros(nrows, ncols);
         for j in 0..ncols {
             fill(j, m.col_as_slice_mut(j));
@@ -68,9 +68,14 @@ pub(crate) fn par_from_columns(
     m
 }
 
-/// An `nrows × ncols` matrix of zeros, written by rayon's threads when `par` allows (see
-/// [`par_from_columns`]).
+/// An `nrows × ncols` matrix of zeros, written by rayon's threads when `par` allows and the
+/// matrix is large (see [`par_from_columns`]).
 pub(crate) fn par_zeros(nrows: usize, ncols: usize, par: Parallelism) -> Mat<f64> {
+    let par = if nrows * ncols < PARALLEL_ZEROS_MIN {
+        Parallelism::Sequential
+    } else {
+        par
+    };
     par_from_columns(nrows, ncols, par, |_, _| {})
 }
 
