@@ -69,6 +69,8 @@ const PREDICT_BLOCK: usize = 512;
 pub const MAX_STUDENT_T_ROWS: usize = 15_000;
 
 #[cfg(test)]
+mod generic_tests;
+#[cfg(test)]
 mod tests;
 
 /// Settings of [`StudentTGp::fit`].
