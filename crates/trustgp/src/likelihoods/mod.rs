@@ -24,8 +24,8 @@ mod tests;
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;
-pub use student_t::{student_t_log_pdf, student_t_noise_variance, StudentT};
 pub use student_t::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
+pub use student_t::{student_t_log_pdf, student_t_noise_variance, StudentT};
 
 /// A likelihood's parameters out of their domain, or given in the wrong number.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -25,7 +25,6 @@ use super::{
 };
 use crate::models::hyper::NOISE_BOUNDS;
 
-
 /// The log density of the Student-t likelihood `p(y | f)` with scale² `sigma2` and `nu`
 /// degrees of freedom.
 pub fn student_t_log_pdf(y: f64, f: f64, sigma2: f64, nu: f64) -> f64 {

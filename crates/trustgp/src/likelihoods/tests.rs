@@ -57,11 +57,26 @@ fn latent_derivatives_match_central_differences() {
         for (y, f) in POINTS {
             let d = lik.latent_derivatives(y, f);
             assert_eq!(d.value, lik.log_density(y, f), "{}", lik.name());
-            let (up, down) = (lik.latent_derivatives(y, f + h), lik.latent_derivatives(y, f - h));
+            let (up, down) = (
+                lik.latent_derivatives(y, f + h),
+                lik.latent_derivatives(y, f - h),
+            );
             let fd = |a: f64, b: f64| (a - b) / (2.0 * h);
-            assert!(close(fd(up.value, down.value), d.d1, 1e-8), "{} d1 at {y}, {f}", lik.name());
-            assert!(close(fd(up.d1, down.d1), d.d2, 1e-8), "{} d2 at {y}, {f}", lik.name());
-            assert!(close(fd(up.d2, down.d2), d.d3, 1e-8), "{} d3 at {y}, {f}", lik.name());
+            assert!(
+                close(fd(up.value, down.value), d.d1, 1e-8),
+                "{} d1 at {y}, {f}",
+                lik.name()
+            );
+            assert!(
+                close(fd(up.d1, down.d1), d.d2, 1e-8),
+                "{} d2 at {y}, {f}",
+                lik.name()
+            );
+            assert!(
+                close(fd(up.d2, down.d2), d.d3, 1e-8),
+                "{} d3 at {y}, {f}",
+                lik.name()
+            );
             // The Newton curvature bounds max(W, 0) from above.
             assert!(lik.newton_curvature(y, f) >= (-d.d2).max(0.0) - 1e-15);
         }
@@ -89,7 +104,10 @@ fn parameter_derivatives_match_central_differences() {
                 );
                 let fd = |a: f64, b: f64| (a - b) / (2.0 * h);
                 let name = lik.name();
-                assert!(close(fd(a.value, b.value), p[k].value, 1e-8), "{name} {k} value");
+                assert!(
+                    close(fd(a.value, b.value), p[k].value, 1e-8),
+                    "{name} {k} value"
+                );
                 assert!(close(fd(a.d1, b.d1), p[k].d1, 1e-8), "{name} {k} d1");
                 assert!(close(fd(a.d2, b.d2), p[k].d2, 1e-8), "{name} {k} d2");
             }
@@ -117,7 +135,8 @@ fn expected_log_lik_gradients_match_central_differences() {
         };
         let value = lik.expected_log_lik(&y, &mu, &v, Some(grad));
         assert_eq!(value, lik.expected_log_lik(&y, &mu, &v, None));
-        let at = |l: &dyn Likelihood, mu: [f64; 3], v: [f64; 3]| l.expected_log_lik(&y, &mu, &v, None);
+        let at =
+            |l: &dyn Likelihood, mu: [f64; 3], v: [f64; 3]| l.expected_log_lik(&y, &mu, &v, None);
         let h = 1e-5;
         let name = lik.name();
         for j in 0..3 {
@@ -125,7 +144,11 @@ fn expected_log_lik_gradients_match_central_differences() {
             up[j] += h;
             down[j] -= h;
             let fd = (at(lik.as_ref(), up, v) - at(lik.as_ref(), down, v)) / (2.0 * h);
-            assert!(close(fd, d_mu[j], 1e-8), "{name} mu {j}: {fd} vs {}", d_mu[j]);
+            assert!(
+                close(fd, d_mu[j], 1e-8),
+                "{name} mu {j}: {fd} vs {}",
+                d_mu[j]
+            );
             let hv = 1e-4 * v[j];
             let (mut up, mut down) = (v, v);
             up[j] += hv;
@@ -140,7 +163,11 @@ fn expected_log_lik_gradients_match_central_differences() {
             let fd = (at(at_params(lik.as_ref(), &up).as_ref(), mu, v)
                 - at(at_params(lik.as_ref(), &down).as_ref(), mu, v))
                 / (2.0 * h);
-            assert!(close(fd, d_p[k], 1e-8), "{name} param {k}: {fd} vs {}", d_p[k]);
+            assert!(
+                close(fd, d_p[k], 1e-8),
+                "{name} param {k}: {fd} vs {}",
+                d_p[k]
+            );
         }
         // At v = 0 the derivative in v is the limit ½ ℓ''(μ), which a tiny v approaches.
         let (mut d0, mut dt) = ([0.0; 3], [0.0; 3]);
@@ -156,7 +183,10 @@ fn expected_log_lik_gradients_match_central_differences() {
         tiny_grad([1e-9; 3], &mut dt);
         for j in 0..3 {
             assert!((d0[j] - 0.5 * lik.latent_derivatives(y[j], mu[j]).d2).abs() < 1e-12);
-            assert!((d0[j] - dt[j]).abs() < 1e-6 * (1.0 + d0[j].abs()), "{name} {j}");
+            assert!(
+                (d0[j] - dt[j]).abs() < 1e-6 * (1.0 + d0[j].abs()),
+                "{name} {j}"
+            );
         }
     }
 }
@@ -187,8 +217,16 @@ fn predictive_densities_match_brute_force_integration() {
     let normal = |y: f64, f: f64| -0.5 * (2.0 * PI * 0.5f64).ln() - (y - f).powi(2) / (2.0 * 0.5);
     for (y, mu, v) in [(0.3, 0.1, 0.05), (2.5, -0.5, 0.1), (0.0, 0.4, 0.02)] {
         let cases: [(&dyn Likelihood, f64, f64); 3] = [
-            (&gaussian, trapezoid_log_predictive(|f| normal(y, f), mu, v), 1e-12),
-            (&imq, trapezoid_log_predictive(|f| normal(y, f), mu, v), 1e-12),
+            (
+                &gaussian,
+                trapezoid_log_predictive(|f| normal(y, f), mu, v),
+                1e-12,
+            ),
+            (
+                &imq,
+                trapezoid_log_predictive(|f| normal(y, f), mu, v),
+                1e-12,
+            ),
             (
                 &student,
                 trapezoid_log_predictive(|f| student_t_log_pdf(y, f, 0.3, 4.0), mu, v),
@@ -197,7 +235,11 @@ fn predictive_densities_match_brute_force_integration() {
         ];
         for (lik, brute, tol) in cases {
             let lpd = lik.log_predictive_density(y, mu, v);
-            assert!((lpd - brute).abs() < tol, "{}: {lpd} vs {brute}", lik.name());
+            assert!(
+                (lpd - brute).abs() < tol,
+                "{}: {lpd} vs {brute}",
+                lik.name()
+            );
         }
     }
     // The Gaussian closed form equals the shared quadrature, which is what Student-t uses.
@@ -211,7 +253,10 @@ fn predictive_densities_match_brute_force_integration() {
     assert_eq!(imq.predict(0.3, 0.2), (0.3, 0.2 + 0.5));
     let (m, var) = student.predict(0.3, 0.2);
     assert!(m == 0.3 && (var - (0.2 + 0.3 * 4.0 / 2.0)).abs() < 1e-15);
-    assert_eq!(StudentT::fixed_nu(2.0, 0.3).unwrap().predict(0.0, 0.1).1, f64::INFINITY);
+    assert_eq!(
+        StudentT::fixed_nu(2.0, 0.3).unwrap().predict(0.0, 0.1).1,
+        f64::INFINITY
+    );
 }
 
 /// The closed-form expectations (Gaussian, IMQ) equal the 20-node quadrature, exact for their
@@ -253,7 +298,11 @@ fn closed_form_expectations_match_quadrature() {
         assert!(near(closed, quad), "{}: {closed} vs {quad}", lik.name());
         assert!(near(p_closed[0], p_quad[0]), "{}", lik.name());
         for j in 0..3 {
-            assert!(near(a_mu[j], b_mu[j]) && near(a_v[j], b_v[j]), "{} {j}", lik.name());
+            assert!(
+                near(a_mu[j], b_mu[j]) && near(a_v[j], b_v[j]),
+                "{} {j}",
+                lik.name()
+            );
         }
     }
 }
@@ -333,7 +382,11 @@ fn imq_weight_matches_the_spec() {
         assert!(close(fd(up.w_hat(), down.w_hat()), p.dw_hat_dy(), 1e-8));
         assert!(close(fd(up.w_hat2().ln(), down.w_hat2().ln()), p.g(), 1e-8));
         assert!(close(fd(up.g(), down.g()), p.dg_dy(), 1e-8));
-        assert!(close(fd(up.h(beta, y), down.h(beta, y)), p.dh_dresidual(beta, y), 1e-8));
+        assert!(close(
+            fd(up.h(beta, y), down.h(beta, y)),
+            p.dh_dresidual(beta, y),
+            1e-8
+        ));
         // h is ∂(y w²)/∂y when y and the residual move together.
         let yw2 = |d: f64| (y + d) * beta * beta * at(u + d).w_hat2();
         assert!(close(fd(yw2(h_step), yw2(-h_step)), p.h(beta, y), 1e-8));
@@ -365,9 +418,16 @@ fn imq_pseudo_likelihood_is_the_spec_loss_and_its_gaussian_limit() {
         let cc = prec * y * y - 4.0 / s2 * p.h(beta, y);
         let spec = -0.5 * (prec * f * f - 2.0 * f * nu + cc);
         let d = lik.latent_derivatives(y, f);
-        assert!((d.value - spec).abs() < 1e-12 * (1.0 + spec.abs()), "{} vs {spec}", d.value);
+        assert!(
+            (d.value - spec).abs() < 1e-12 * (1.0 + spec.abs()),
+            "{} vs {spec}",
+            d.value
+        );
         assert!((d.d2 + prec).abs() < 1e-12 * prec);
-        let (a, b) = (limit.latent_derivatives(y, f), gaussian.latent_derivatives(y, f));
+        let (a, b) = (
+            limit.latent_derivatives(y, f),
+            gaussian.latent_derivatives(y, f),
+        );
         let shift = 1.0 + 0.5 * (2.0 * PI * s2).ln();
         assert!((a.value - b.value - shift).abs() < 1e-14);
         assert!((a.d1 - b.d1).abs() < 1e-14 && (a.d2 - b.d2).abs() < 1e-14);

@@ -41,6 +41,11 @@
 //!
 //! where the `t` terms are the implicit dependence through `f̂` (`df̂ = (I + KW)⁻¹ (∂K â + K ∂ℓ'/∂η)`).
 //!
+//! **Any likelihood.** Nothing above is specific to the Student-t but `ℓ` and its derivatives:
+//! the machinery takes any [`Likelihood`] per noise group ([`laplace_approximation`]), and the
+//! damping uses the likelihood's [`Likelihood::newton_curvature`]; the Student-t GP is the
+//! case of one [`StudentT`] with fixed `ν` per group.
+//!
 //! **Prediction.** Latent mean `m* + k*ᵀ ℓ'(f̂)`, variance `k** − ‖v‖² + vᵀB⁻¹v` with
 //! `v = L⁻¹k*` (`= k** − k*ᵀ (K + W⁻¹)⁻¹ k*`, valid for negative `W`).
 
@@ -56,9 +61,9 @@ use crate::optim::{minimize_lbfgsb, LbfgsOptions};
 
 mod laplace;
 
-use laplace::MODE_TOL;
 pub use crate::likelihoods::{student_t_log_pdf, student_t_noise_variance};
 use crate::likelihoods::{Likelihood, StudentT};
+use laplace::MODE_TOL;
 
 /// The default degrees of freedom: heavy tails, yet a finite predictive variance.
 pub const DEFAULT_NU: f64 = 4.0;

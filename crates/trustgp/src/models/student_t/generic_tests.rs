@@ -11,7 +11,7 @@ use rand::{Rng, SeedableRng};
 
 use super::*;
 use crate::kernels::Kernel;
-use crate::likelihoods::{Gaussian, ImqPoint, ImqWeighting, Imq, Likelihood};
+use crate::likelihoods::{Gaussian, Imq, ImqPoint, ImqWeighting, Likelihood};
 use crate::linalg::Cholesky;
 
 fn problem(n: usize) -> (Mat<f64>, Vec<f64>, Vec<f64>) {
@@ -52,7 +52,9 @@ fn check_gradient<L: Likelihood + Clone>(kernel: &Kernel, data: &StudentTData<'_
             l.set_unconstrained(&v[at..at + np]).unwrap();
             at += np;
         }
-        laplace::evaluate(&k, data, &ls, None, true, 1e-15).unwrap().0
+        laplace::evaluate(&k, data, &ls, None, true, 1e-15)
+            .unwrap()
+            .0
     };
     let base = at(&v0);
     assert_eq!(base.grad.len(), v0.len());
@@ -98,7 +100,11 @@ fn laplace_with_a_gaussian_likelihood_is_the_exact_gp() {
     );
     for j in 0..n {
         let mean = y[j] - s2 * alpha[j];
-        assert!((lap.mode[j] - mean).abs() < 1e-9, "{j}: {} vs {mean}", lap.mode[j]);
+        assert!(
+            (lap.mode[j] - mean).abs() < 1e-9,
+            "{j}: {} vs {mean}",
+            lap.mode[j]
+        );
     }
     // A log-concave likelihood never needs a damped step.
     assert_eq!(lap.damped_steps, 0);
@@ -136,7 +142,11 @@ fn laplace_with_the_imq_pseudo_likelihood_is_rcgp() {
     for j in 0..n {
         // K v = z − D v.
         let mean = prior[j] + z[j] - d[j] * v[j];
-        assert!((lap.mode[j] - mean).abs() < 1e-9, "{j}: {} vs {mean}", lap.mode[j]);
+        assert!(
+            (lap.mode[j] - mean).abs() < 1e-9,
+            "{j}: {} vs {mean}",
+            lap.mode[j]
+        );
     }
     check_gradient(&kernel, &data, &liks);
     // w ≡ σ/√2: the Gaussian GP, its log q shifted by n(1 + ½ log 2πσ²).

@@ -360,7 +360,8 @@ fn gradient<C: Covariance, L: Likelihood>(
     for j in 0..n {
         let g = data.group[j];
         let np = lik.likelihoods[g].param_names().len();
-        lik.lik(j).param_derivatives(data.y[j], st.f[j], &mut pd[..np]);
+        lik.lik(j)
+            .param_derivatives(data.y[j], st.f[j], &mut pd[..np]);
         for (k, p) in pd[..np].iter().enumerate() {
             grad[offsets[g] + k] += p.value + 0.5 * sigma_diag[j] * p.d2 + kt[j] * p.d1;
         }

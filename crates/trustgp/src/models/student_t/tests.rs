@@ -5,8 +5,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::likelihoods::{ln_gamma_half_ratio, Likelihood, StudentT};
 use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
+use crate::likelihoods::{ln_gamma_half_ratio, Likelihood, StudentT};
 use crate::means::Mean;
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
