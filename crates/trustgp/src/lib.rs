@@ -7,6 +7,7 @@
 //! * [`kernels`] — covariance functions as expressions (`const * se + per`), with hyperparameter
 //!   and input gradients.
 //! * [`means`] — zero, constant and linear prior means.
+//! * [`likelihoods`] — observation models (Gaussian, Student-t, IMQ pseudo-likelihood).
 //! * [`linalg`] — Cholesky with recorded jitter escalation, solves, log-determinants.
 //! * [`data`] — CSV input, standardisation, splits and metrics.
 //! * [`optim`] — L-BFGS with box bounds.
@@ -16,6 +17,7 @@
 
 pub mod data;
 pub mod kernels;
+pub mod likelihoods;
 pub mod linalg;
 pub mod means;
 pub mod models;

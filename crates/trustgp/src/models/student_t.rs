@@ -41,6 +41,11 @@
 //!
 //! where the `t` terms are the implicit dependence through `f̂` (`df̂ = (I + KW)⁻¹ (∂K â + K ∂ℓ'/∂η)`).
 //!
+//! **Any likelihood.** Nothing above is specific to the Student-t but `ℓ` and its derivatives:
+//! the machinery takes any [`Likelihood`] per noise group ([`laplace_approximation`]), and the
+//! damping uses the likelihood's [`Likelihood::newton_curvature`]; the Student-t GP is the
+//! case of one [`StudentT`] with fixed `ν` per group.
+//!
 //! **Prediction.** Latent mean `m* + k*ᵀ ℓ'(f̂)`, variance `k** − ‖v‖² + vᵀB⁻¹v` with
 //! `v = L⁻¹k*` (`= k** − k*ᵀ (K + W⁻¹)⁻¹ k*`, valid for negative `W`).
 
@@ -55,11 +60,10 @@ use crate::linalg::{Cholesky, Parallelism};
 use crate::optim::{minimize_lbfgsb, LbfgsOptions};
 
 mod laplace;
-mod likelihood;
 
-use laplace::{evaluate, MODE_TOL};
-pub(crate) use likelihood::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
-pub use likelihood::{student_t_log_pdf, student_t_noise_variance};
+pub use crate::likelihoods::{student_t_log_pdf, student_t_noise_variance};
+use crate::likelihoods::{Likelihood, StudentT};
+use laplace::MODE_TOL;
 
 /// The default degrees of freedom: heavy tails, yet a finite predictive variance.
 pub const DEFAULT_NU: f64 = 4.0;
@@ -69,6 +73,8 @@ const PREDICT_BLOCK: usize = 512;
 /// a clean copy, `B`'s factor, `L_B⁻¹Lᵀ` and `Σ`), 40·n² bytes, about 9 GB at this size.
 pub const MAX_STUDENT_T_ROWS: usize = 15_000;
 
+#[cfg(test)]
+mod generic_tests;
 #[cfg(test)]
 mod tests;
 
@@ -144,11 +150,12 @@ pub struct StudentTReport {
     pub damped_steps: usize,
 }
 
-/// Validates the data, noise variances, ν and warm start.
-fn check_inputs(
+/// Validates the data against `groups` likelihoods (named `what` in messages) and the warm
+/// start.
+fn check_data(
     data: &StudentTData<'_>,
-    noise: &[f64],
-    nu: f64,
+    groups: usize,
+    what: &str,
     warm: Option<&[f64]>,
 ) -> Result<(), ModelError> {
     let bad = |m: String| Err(ModelError::Invalid(m));
@@ -158,7 +165,7 @@ fn check_inputs(
     }
     if n > MAX_STUDENT_T_ROWS {
         return bad(format!(
-            "{n} training rows is more than the Student-t GP handles ({MAX_STUDENT_T_ROWS}): \
+            "{n} training rows is more than the Laplace GP handles ({MAX_STUDENT_T_ROWS}): \
              its n×n matrices would need about {:.0} GB",
             40.0 * (n as f64).powi(2) / 1e9
         ));
@@ -180,18 +187,6 @@ fn check_inputs(
             ));
         }
     }
-    if !(nu.is_finite() && nu > 0.0) {
-        return bad(format!("nu = {nu} must be a positive finite number"));
-    }
-    if noise.is_empty() {
-        return bad("noise needs one variance per group, got none".into());
-    }
-    if let Some(g) = noise.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-        return bad(format!(
-            "noise[{g}] = {} must be a positive finite variance",
-            noise[g]
-        ));
-    }
     for j in 0..n {
         if !data.y[j].is_finite() {
             return bad(format!("y[{j}] = {} is not finite", data.y[j]));
@@ -199,11 +194,10 @@ fn check_inputs(
         if !data.prior[j].is_finite() {
             return bad(format!("prior[{j}] = {} is not finite", data.prior[j]));
         }
-        if data.group[j] >= noise.len() {
+        if data.group[j] >= groups {
             return bad(format!(
-                "group[{j}] = {} but only {} noise variances were given",
-                data.group[j],
-                noise.len()
+                "group[{j}] = {} but only {groups} {what} were given",
+                data.group[j]
             ));
         }
         if let Some(c) = (0..data.x.ncols()).find(|&c| !data.x[(j, c)].is_finite()) {
@@ -211,6 +205,65 @@ fn check_inputs(
         }
     }
     Ok(())
+}
+
+/// One Student-t likelihood per noise group, with `nu` fixed: the likelihoods of the Laplace
+/// approximation, whose gradient then covers `ln σ²_g` of every group.
+fn student_t_likelihoods(noise: &[f64], nu: f64) -> Result<Vec<StudentT>, ModelError> {
+    if !(nu.is_finite() && nu > 0.0) {
+        return Err(ModelError::Invalid(format!(
+            "nu = {nu} must be a positive finite number"
+        )));
+    }
+    if noise.is_empty() {
+        return Err(ModelError::Invalid(
+            "noise needs one variance per group, got none".into(),
+        ));
+    }
+    noise
+        .iter()
+        .enumerate()
+        .map(|(g, &s2)| {
+            StudentT::fixed_nu(nu, s2).map_err(|_| {
+                ModelError::Invalid(format!(
+                    "noise[{g}] = {s2} must be a positive finite variance"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// [`laplace::evaluate`] for the Student-t GP with noise variances `noise` and `nu` degrees of
+/// freedom.
+fn evaluate<C: Covariance>(
+    cov: &C,
+    data: &StudentTData<'_>,
+    noise: &[f64],
+    nu: f64,
+    warm: Option<&[f64]>,
+    with_grad: bool,
+    tol: f64,
+) -> Result<(Laplace, laplace::ModeState), ModelError> {
+    let likelihoods = student_t_likelihoods(noise, nu)?;
+    laplace::evaluate(cov, data, &likelihoods, warm, with_grad, tol)
+}
+
+/// The Laplace approximation of a GP with any likelihood: entry `j` of `data` is observed
+/// through `likelihoods[data.group[j]]`. Returns the approximate log marginal likelihood `log q`,
+/// its gradient if `with_grad` (covariance parameters, then the unconstrained parameters of
+/// each likelihood in turn) and the mode. `warm_start` as in [`laplace_log_marginal`].
+///
+/// # Errors
+/// [`ModelError::Invalid`] for inconsistent lengths, non-finite data, a group without a
+/// likelihood or a failed mode search; [`ModelError::Linalg`] if `K` cannot be factorised.
+pub fn laplace_approximation<C: Covariance, L: Likelihood>(
+    cov: &C,
+    data: &StudentTData<'_>,
+    likelihoods: &[L],
+    warm_start: Option<&[f64]>,
+    with_grad: bool,
+) -> Result<Laplace, ModelError> {
+    Ok(laplace::evaluate(cov, data, likelihoods, warm_start, with_grad, MODE_TOL)?.0)
 }
 
 /// The Laplace approximation of the Student-t GP at covariance `cov`, noise variances `noise`
@@ -269,7 +322,8 @@ impl<C: Covariance> StudentTGp<C> {
         s: &StudentTSettings,
     ) -> Result<Self, ModelError> {
         let data = StudentTData { x, y, prior, group };
-        check_inputs(&data, noise, s.nu, None)?;
+        student_t_likelihoods(noise, s.nu)?;
+        check_data(&data, noise.len(), "noise variances", None)?;
         let mut cov = cov;
         let mut noise = noise.to_vec();
         let mut warm: Option<Vec<f64>> = None;

@@ -1,15 +1,13 @@
-//! The inverse multiquadric (IMQ) weight of the robust conjugate GPs.
-//!
-//! ```text
-//! w(x, y) = β (1 + ((y − γ(x)) / c)²)^(−1/2),       ŵ = w/β = (1 + u²)^(−1/2),  u = (y − γ)/c,
-//! g = ∂ log w² / ∂y = −2u / (c (1 + u²))            (γ and c held fixed)
-//! ```
+//! The inverse multiquadric (IMQ) weights of the robust conjugate GPs, one per observation,
+//! and their soft thresholds. The weight algebra (`ŵ`, `g`) is [`ImqPoint`]'s.
 //!
 //! With `β = σ/√2` the observation gets the effective noise variance `σ²/ŵ²` and its target
 //! is shifted by `σ² g`, so an observation at its centre (`ŵ = 1`, `g = 0`) is treated exactly
 //! as by the GP and a far outlier gets a huge variance and a bounded pull. The soft threshold
 //! `c` is an order statistic of the absolute residuals (never an interpolated quantile: with
 //! interpolation `c` can grow with the outlier itself and robustness is lost).
+
+use crate::likelihoods::ImqPoint;
 
 /// The smallest soft threshold used (in the model's units): below it, tied or zero residuals
 /// would divide by zero.
@@ -32,9 +30,8 @@ impl ImqWeights {
             .zip(centre)
             .zip(c)
             .map(|((&y, &m), &c)| {
-                let u = (y - m) / c;
-                let one_u2 = 1.0 + u * u;
-                (1.0 / one_u2.sqrt(), -2.0 * u / (c * one_u2))
+                let p = ImqPoint::new(y - m, c);
+                (p.w_hat(), p.g())
             })
             .unzip();
         ImqWeights { w_hat, g }

@@ -11,21 +11,14 @@
 //!
 //! CaGP is the same pseudo-likelihood with the constant weight `w = σ/√2` (so `D = σ²I`,
 //! `m_w = m0`); its Gaussian log-likelihood differs from `log p^w` by the constant
-//! `−n − (n/2) log(2πσ²)` (spec §2.7), which [`PseudoLikelihood::offset`] adds.
+//! `−n − (n/2) log(2πσ²)` (spec §2.7), which [`PseudoLikelihood::offset`] adds. The weight
+//! algebra (`w²`, `g`, `h` and their derivatives) is [`ImqPoint`]'s.
 
-/// How the observations are weighted.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Weighting {
-    /// The IMQ weight with learning rate `beta` and soft threshold `c` (RCaGP).
-    Imq {
-        /// `β`.
-        beta: f64,
-        /// `c`.
-        c: f64,
-    },
-    /// `w ≡ σ/√2`: the Gaussian likelihood (CaGP).
-    Constant,
-}
+use crate::likelihoods::imq::h_term;
+use crate::likelihoods::ImqPoint;
+
+/// How the observations are weighted: the IMQ weight (RCaGP) or `w ≡ σ/√2` (CaGP).
+pub(crate) use crate::likelihoods::ImqWeighting as Weighting;
 
 /// The per-point quantities of the pseudo-likelihood at given `σ²` and `m0`.
 #[derive(Clone, Debug)]
@@ -59,20 +52,12 @@ impl PseudoLikelihood {
         let u: Vec<f64> = y.iter().map(|v| v - m0).collect();
         let (mut log_w2, mut g) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for &uj in &u {
-            match weighting {
-                Weighting::Imq { beta, c } => {
-                    let a = c * c + uj * uj;
-                    log_w2.push(2.0 * (beta * c).ln() - a.ln());
-                    g.push(-2.0 * uj / a);
-                }
-                Weighting::Constant => {
-                    log_w2.push((s2 / 2.0).ln());
-                    g.push(0.0);
-                }
-            }
+            let (lw, gj) = weighting.log_w2_and_g(uj, s2);
+            log_w2.push(lw);
+            g.push(gj);
         }
         let w2: Vec<f64> = log_w2.iter().map(|v| v.exp()).collect();
-        let h: Vec<f64> = (0..n).map(|j| w2[j] * (1.0 + y[j] * g[j])).collect();
+        let h: Vec<f64> = (0..n).map(|j| h_term(w2[j], g[j], y[j])).collect();
         let log_d: Vec<f64> = log_w2
             .iter()
             .map(|lw| 2.0 * s2.ln() - 2f64.ln() - lw)
@@ -145,13 +130,9 @@ impl PseudoLikelihood {
             d_m0 -= r_bar[j];
             match self.weighting {
                 Weighting::Imq { beta, c } => {
-                    let (uj, c2) = (self.u[j], c * c);
-                    let a = c2 + uj * uj;
-                    let dg_du = -2.0 * (c2 - uj * uj) / (a * a);
-                    let dh_du = self.w2[j] * g
-                        - 2.0 * y * beta * beta * c2 * (a - 4.0 * uj * uj) / (a * a * a);
-                    // u = y − m0, and ∂ log w²/∂u = g.
-                    d_m0 -= lw2_bar * g + g_bar * dg_du + h_bar * dh_du;
+                    let imq = ImqPoint::new(self.u[j], c);
+                    // u = y − m0 at fixed y, and ∂ log w²/∂u = g.
+                    d_m0 -= lw2_bar * g + g_bar * imq.dg_dy() + h_bar * imq.dh_dresidual(beta, y);
                 }
                 Weighting::Constant => {
                     // log w² = log(σ²/2) and h = w² = σ²/2.

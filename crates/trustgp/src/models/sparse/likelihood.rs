@@ -8,6 +8,8 @@
 //!          w² = β² c² / (c² + u²),   g = ∂ log w²/∂y = −2u / (c² + u²)
 //! ```
 //!
+//! (the weight algebra is [`ImqPoint`]'s).
+//!
 //! The RCSVGP form is the weighted score-matching loss of spec §2.2 (the IMQ weight centred
 //! on the prior mean, as in [`crate::robust`]) with the square completed in `f`: expanding
 //! `−Σ_j [w²(f − y)²/s² + (2/s) ∂_y(w²(f − y))]` gives exactly the line above, so `P`, `t` and
@@ -16,6 +18,7 @@
 //! are fixed. The derivatives below feed the chain rule from the core's adjoints.
 
 use super::SparseKind;
+use crate::likelihoods::{ImqPoint, ImqWeighting};
 
 /// One point's `log P`, `t`, `κ` and their derivatives in `λ = log s` and in `u`.
 struct Point {
@@ -64,11 +67,9 @@ impl SparseKind {
                 kappa_du: 0.0,
             },
             SparseKind::Rcsvgp => {
-                let c2 = ws.c * ws.c;
-                let den = c2 + u * u;
-                let w2 = ws.beta * ws.beta * c2 / den;
-                let g = -2.0 * u / den;
-                let dg = 2.0 * (u * u - c2) / (den * den);
+                let imq = ImqPoint::new(u, ws.c);
+                let w2 = ws.beta * ws.beta * imq.w_hat2();
+                let (g, dg) = (imq.g(), imq.dg_dy());
                 Point {
                     p: 2.0 * w2 / (s * s),
                     t: u - s * g,
@@ -127,15 +128,16 @@ impl SparseKind {
     /// The weight `w_j` of every point (RCSVGP), or the constant `σ/√2` that makes the robust
     /// model Gaussian (SGPR).
     pub(super) fn weights(self, y: &[f64], prior: &[f64], s: f64, ws: WeightSettings) -> Vec<f64> {
+        let weighting = match self {
+            SparseKind::Sgpr => ImqWeighting::Constant,
+            SparseKind::Rcsvgp => ImqWeighting::Imq {
+                beta: ws.beta,
+                c: ws.c,
+            },
+        };
         y.iter()
             .zip(prior)
-            .map(|(yj, mj)| match self {
-                SparseKind::Sgpr => (0.5 * s).sqrt(),
-                SparseKind::Rcsvgp => {
-                    let u = (yj - mj) / ws.c;
-                    ws.beta / (1.0 + u * u).sqrt()
-                }
-            })
+            .map(|(yj, mj)| weighting.weight(yj - mj, s))
             .collect()
     }
 }

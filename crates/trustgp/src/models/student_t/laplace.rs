@@ -1,5 +1,8 @@
-//! The Laplace machinery: Newton's method for the mode, the approximate evidence and its
-//! gradient, all in the `K = L Lᵀ`, `B = I + Lᵀ W L` form (see the parent module's docs).
+//! The Laplace machinery for any [`Likelihood`]: Newton's method for the mode, the approximate
+//! evidence and its gradient, all in the `K = L Lᵀ`, `B = I + Lᵀ W L` form (see the parent
+//! module's docs), which tolerates `W = −∂²log p/∂f² < 0`. Entry `j` has the likelihood of its
+//! group, `likelihoods[group[j]]`; the gradient covers the covariance parameters, then the
+//! unconstrained parameters of every group's likelihood in turn.
 
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::linalg::triangular_solve::{
@@ -7,9 +10,9 @@ use faer::linalg::triangular_solve::{
 };
 use faer::{Accum, Mat, MatRef};
 
-use super::likelihood::{Derivs, Likelihood};
-use super::{check_inputs, Laplace, StudentTData};
+use super::{check_data, Laplace, StudentTData};
 use crate::kernels::Covariance;
+use crate::likelihoods::{LatentDerivatives, Likelihood, ParamDerivatives};
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
 use crate::models::ModelError;
 
@@ -103,6 +106,30 @@ fn solve_b(lb: MatRef<'_, f64>, v: &[f64], par: Parallelism) -> Vec<f64> {
     (0..v.len()).map(|i| m[(i, 0)]).collect()
 }
 
+/// The targets with the likelihood of every entry.
+struct Observations<'a, L> {
+    y: &'a [f64],
+    group: &'a [usize],
+    likelihoods: &'a [L],
+}
+
+impl<L: Likelihood> Observations<'_, L> {
+    fn lik(&self, j: usize) -> &L {
+        &self.likelihoods[self.group[j]]
+    }
+
+    fn derivs(&self, j: usize, f: f64) -> LatentDerivatives {
+        self.lik(j).latent_derivatives(self.y[j], f)
+    }
+
+    /// `Ψ = Σ ℓ(f) − ½ aᵀ(f − m)`.
+    fn psi(&self, f: &[f64], a: &[f64], prior: &[f64]) -> f64 {
+        (0..f.len())
+            .map(|j| self.lik(j).log_density(self.y[j], f[j]) - 0.5 * a[j] * (f[j] - prior[j]))
+            .sum()
+    }
+}
+
 /// Everything the value, the gradient and the predictions share at the mode.
 pub(super) struct ModeState {
     pub(super) chol: Cholesky,
@@ -110,16 +137,16 @@ pub(super) struct ModeState {
     pub(super) lb: Mat<f64>,
     pub(super) a: Vec<f64>,
     pub(super) f: Vec<f64>,
-    pub(super) d: Vec<Derivs>,
+    pub(super) d: Vec<LatentDerivatives>,
     pub(super) iterations: usize,
     pub(super) damped: usize,
 }
 
 /// Newton's method for the mode of `Ψ` (see the module docs), from `a = 0` or from the warm
 /// start, whichever gives the larger `Ψ`.
-fn find_mode(
+fn find_mode<L: Likelihood>(
     chol: Cholesky,
-    lik: &Likelihood<'_>,
+    lik: &Observations<'_, L>,
     prior: &[f64],
     warm: Option<&[f64]>,
     tol: f64,
@@ -141,8 +168,8 @@ fn find_mode(
     let mut iterations = 0;
     let mut damped = 0;
     loop {
-        let d: Vec<Derivs> = (0..n).map(|j| lik.derivs(j, f[j])).collect();
-        let w: Vec<f64> = d.iter().map(|d| d.w).collect();
+        let d: Vec<LatentDerivatives> = (0..n).map(|j| lik.derivs(j, f[j])).collect();
+        let w: Vec<f64> = d.iter().map(|d| -d.d2).collect();
         let exact = factor_b(l.as_ref(), &w, par);
         if converged {
             let lb = exact.ok_or_else(|| {
@@ -169,13 +196,15 @@ fn find_mode(
             )));
         }
         iterations += 1;
-        // Where B is indefinite the Newton direction may not ascend: damp W to the curvature of
-        // the likelihood's quadratic minoriser, which is ≥ max(W, 0), so B ⪰ I factorises.
+        // Where B is indefinite the Newton direction may not ascend: damp W to the likelihood's
+        // Newton curvature (≥ max(W, 0), e.g. that of a quadratic minoriser), so B ⪰ I factorises.
         let (lb, w_step) = match exact {
             Some(lb) => (lb, w),
             None => {
                 damped += 1;
-                let wp: Vec<f64> = (0..n).map(|j| lik.minoriser_curvature(j, f[j])).collect();
+                let wp: Vec<f64> = (0..n)
+                    .map(|j| lik.lik(j).newton_curvature(lik.y[j], f[j]))
+                    .collect();
                 let lb = factor_b(l.as_ref(), &wp, par).ok_or_else(|| {
                     ModelError::Invalid("non-finite values in the Laplace mode search".into())
                 })?;
@@ -229,32 +258,36 @@ fn find_mode(
     }
 }
 
-/// Mode, value and (if `with_grad`) gradient; also returns the state predictions need.
-pub(super) fn evaluate<C: Covariance>(
+/// Mode, value and (if `with_grad`) gradient with entry `j` under `likelihoods[group[j]]`;
+/// also returns the state predictions need.
+pub(super) fn evaluate<C: Covariance, L: Likelihood>(
     cov: &C,
     data: &StudentTData<'_>,
-    noise: &[f64],
-    nu: f64,
+    likelihoods: &[L],
     warm: Option<&[f64]>,
     with_grad: bool,
     tol: f64,
 ) -> Result<(Laplace, ModeState), ModelError> {
-    check_inputs(data, noise, nu, warm)?;
+    check_data(data, likelihoods.len(), "likelihoods", warm)?;
     let n = data.y.len();
     let par = parallelism_for(n);
-    let lik = Likelihood::new(data.y, data.group, noise, nu);
+    let lik = Observations {
+        y: data.y,
+        group: data.group,
+        likelihoods,
+    };
     let build = || cov.matrix(data.x);
-    let chol = Cholesky::factor_owned(build(), "Student-t kernel matrix K", par, build)?;
+    let chol = Cholesky::factor_owned(build(), "Laplace kernel matrix K", par, build)?;
     let st = find_mode(chol, &lik, data.prior, warm, tol, par)?;
     let log_det_b: f64 = 2.0 * (0..n).map(|i| st.lb[(i, i)].ln()).sum::<f64>();
-    let value = st.d.iter().map(|d| d.l).sum::<f64>()
+    let value = st.d.iter().map(|d| d.value).sum::<f64>()
         - 0.5
             * (0..n)
                 .map(|j| st.a[j] * (st.f[j] - data.prior[j]))
                 .sum::<f64>()
         - 0.5 * log_det_b;
     let grad = if with_grad {
-        gradient(cov, data, &lik, &st, noise.len(), par)
+        gradient(cov, data, &lik, &st, par)
     } else {
         Vec::new()
     };
@@ -270,12 +303,11 @@ pub(super) fn evaluate<C: Covariance>(
 }
 
 /// The gradient of `log q` (see the module docs).
-fn gradient<C: Covariance>(
+fn gradient<C: Covariance, L: Likelihood>(
     cov: &C,
     data: &StudentTData<'_>,
-    lik: &Likelihood<'_>,
+    lik: &Observations<'_, L>,
     st: &ModeState,
-    n_groups: usize,
     par: Parallelism,
 ) -> Vec<f64> {
     let n = st.a.len();
@@ -296,7 +328,7 @@ fn gradient<C: Covariance>(
     );
     drop(c);
     let sym = |i: usize, j: usize| if i >= j { sigma[(i, j)] } else { sigma[(j, i)] };
-    let w: Vec<f64> = st.d.iter().map(|d| d.w).collect();
+    let w: Vec<f64> = st.d.iter().map(|d| -d.d2).collect();
     let s2: Vec<f64> = (0..n).map(|i| 0.5 * sigma[(i, i)] * st.d[i].d3).collect();
     let t: Vec<f64> = (0..n)
         .map(|i| s2[i] - w[i] * (0..n).map(|k| sym(i, k) * s2[k]).sum::<f64>())
@@ -313,13 +345,26 @@ fn gradient<C: Covariance>(
         }
         m[(j, j)] -= 0.5 * w[j];
     }
+    // Each group's likelihood parameters follow the covariance parameters, group by group.
     let nk = cov.n_params();
-    let mut grad = vec![0.0; nk + n_groups];
+    let mut offsets = Vec::with_capacity(lik.likelihoods.len());
+    let mut total = nk;
+    for l in lik.likelihoods {
+        offsets.push(total);
+        total += l.param_names().len();
+    }
+    let mut grad = vec![0.0; total];
     cov.grad_contract(data.x, m.as_ref(), &mut grad[..nk]);
     let kt = latent_from(st.l.as_ref(), &t, &vec![0.0; n]);
+    let mut pd = vec![ParamDerivatives::default(); total - nk];
     for j in 0..n {
-        let (dl, dd1, dw) = lik.noise_derivs(j, st.f[j]);
-        grad[nk + data.group[j]] += dl - 0.5 * sigma_diag[j] * dw + kt[j] * dd1;
+        let g = data.group[j];
+        let np = lik.likelihoods[g].param_names().len();
+        lik.lik(j)
+            .param_derivatives(data.y[j], st.f[j], &mut pd[..np]);
+        for (k, p) in pd[..np].iter().enumerate() {
+            grad[offsets[g] + k] += p.value + 0.5 * sigma_diag[j] * p.d2 + kt[j] * p.d1;
+        }
     }
     grad
 }

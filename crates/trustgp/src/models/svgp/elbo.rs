@@ -26,8 +26,8 @@
 use faer::linalg::matmul::triangular;
 use faer::{Accum, Mat, MatRef};
 
-use super::likelihood::{ExpectedGrad, Likelihood};
 use super::state::{par_for, product, product_with, State, Whitened, CHUNK, FULL, LOWER, UPPER};
+use crate::likelihoods::{ExpectedGrad, Likelihood};
 use crate::linalg::mirror_lower;
 use crate::models::ModelError;
 

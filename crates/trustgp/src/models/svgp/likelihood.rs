@@ -1,46 +1,15 @@
-//! The observation models of the SVGP behind one interface: the expected log-likelihood under
-//! a Gaussian marginal `q(f_j) = N(μ_j, v_j)` with its derivatives, the parametrisation, and
-//! the noise a new observation adds.
+//! The observation models of the SVGP: which [`Likelihood`] each [`SvgpLikelihood`] is, with
+//! its parameter names, initial values and box. The expected log-likelihood under a Gaussian
+//! marginal `q(f_j) = N(μ_j, v_j)`, the parametrisation and the noise a new observation adds
+//! are the likelihood's own.
 //!
 //! Parameters come in two forms: *natural* values (what model files store and
 //! [`Svgp::likelihood`](super::Svgp::likelihood) returns) and *unconstrained* ones (what the
 //! optimiser moves, each within a box).
 
-use super::gaussian::Gaussian;
-use super::student_t::StudentT;
 use super::SvgpLikelihood;
+use crate::likelihoods::{Gaussian, Likelihood, StudentT};
 use crate::models::ModelError;
-
-/// Where [`Likelihood::expected_log_lik`] writes its derivatives.
-pub(super) struct ExpectedGrad<'a> {
-    /// `∂/∂μ_j`, one per point (overwritten).
-    pub(super) d_mu: &'a mut [f64],
-    /// `∂/∂v_j`, one per point (overwritten).
-    pub(super) d_v: &'a mut [f64],
-    /// `Σ_j ∂/∂u` for every unconstrained parameter `u` (added to).
-    pub(super) d_params: &'a mut [f64],
-}
-
-/// An observation model `p(y | f)` of the SVGP.
-pub(super) trait Likelihood {
-    /// `Σ_j E_{N(f; μ_j, v_j)}[log p(y_j | f)]`, with the derivatives written to `grad` if given.
-    fn expected_log_lik(
-        &self,
-        y: &[f64],
-        mu: &[f64],
-        v: &[f64],
-        grad: Option<ExpectedGrad<'_>>,
-    ) -> f64;
-
-    /// The variance a new observation adds to the latent variance.
-    fn predictive_noise(&self) -> f64;
-
-    /// The parameters in natural form.
-    fn natural(&self) -> Vec<f64>;
-
-    /// The parameters in unconstrained form.
-    fn unconstrained(&self) -> Vec<f64>;
-}
 
 impl SvgpLikelihood {
     /// Number of likelihood parameters: 1 (σ²) for Gaussian, 2 (ν, s²) for Student-t.
@@ -86,27 +55,27 @@ impl SvgpLikelihood {
                 natural.len()
             )));
         }
-        Ok(match self {
-            SvgpLikelihood::Gaussian => Box::new(Gaussian::new(natural[0])?),
-            SvgpLikelihood::StudentT => Box::new(StudentT::new(natural[0], natural[1])?),
-        })
+        let lik: Box<dyn Likelihood> = match self {
+            SvgpLikelihood::Gaussian => Box::new(Gaussian::new(natural[0]).map_err(invalid)?),
+            SvgpLikelihood::StudentT => {
+                Box::new(StudentT::learned_nu(natural[0], natural[1]).map_err(invalid)?)
+            }
+        };
+        Ok(lik)
     }
 
     /// The likelihood at unconstrained parameters (any finite values map into the domain).
     pub(super) fn build_unconstrained(self, u: &[f64]) -> Result<Box<dyn Likelihood>, ModelError> {
-        let natural = match self {
-            SvgpLikelihood::Gaussian => Gaussian::natural_from(u),
-            SvgpLikelihood::StudentT => StudentT::natural_from(u),
-        };
-        self.build(&natural)
+        let mut lik = self.build(&self.initial(1.0))?;
+        lik.set_unconstrained(u).map_err(invalid)?;
+        Ok(lik)
     }
 
     /// The optimiser's box for the unconstrained parameters.
     pub(super) fn bounds(self) -> Vec<(f64, f64)> {
-        match self {
-            SvgpLikelihood::Gaussian => Gaussian::bounds(),
-            SvgpLikelihood::StudentT => StudentT::bounds(),
-        }
+        self.build(&self.initial(1.0))
+            .expect("the initial parameters of every likelihood are in its domain")
+            .bounds()
     }
 
     /// Initial natural parameters from the initial noise (σ², or the Student-t scale s² with
@@ -119,13 +88,6 @@ impl SvgpLikelihood {
     }
 }
 
-/// Checks that a variance parameter is a positive finite number.
-pub(super) fn check_variance(name: &str, value: f64) -> Result<f64, ModelError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(ModelError::Invalid(format!(
-            "{name} must be a positive finite variance, got {value}"
-        )))
-    }
+fn invalid(e: crate::likelihoods::LikelihoodError) -> ModelError {
+    ModelError::Invalid(e.0)
 }
