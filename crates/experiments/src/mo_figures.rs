@@ -21,7 +21,7 @@ use serde_json::json;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::means::{PriorMean, TaskMean};
-use trustgp::models::exact::FitOptions;
+use trustgp::fit::FitOptions;
 use trustgp::models::mogp::MultiOutputGp;
 use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::robust::{conditional_weights, RobustGp};

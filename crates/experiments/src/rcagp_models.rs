@@ -10,7 +10,7 @@ use trustgp::models::computation_aware::{CaConfig, CaGp};
 use trustgp::models::inducing::InducingInit;
 use trustgp::models::sparse::{SparseConfig, SparseGp, SparseKind};
 use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
-use trustgp::models::training::Optimizer;
+use trustgp::fit::Optimizer;
 
 type BoxError = Box<dyn std::error::Error>;
 

@@ -9,7 +9,7 @@ use trustgp::means::Mean;
 use trustgp::models::computation_aware::{CaConfig, CaGp};
 use trustgp::models::sparse::{SparseConfig, SparseGp, SparseKind};
 use trustgp::models::svgp::{Svgp, SvgpConfig};
-use trustgp::models::training::Optimizer;
+use trustgp::fit::Optimizer;
 
 type BoxError = Box<dyn std::error::Error>;
 

@@ -16,7 +16,7 @@ use rand_distr::StandardNormal;
 use serde_json::json;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
-use trustgp::models::exact::FitOptions;
+use trustgp::fit::FitOptions;
 use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::tasks::all_outputs;
 

@@ -7,7 +7,8 @@ use rand::{Rng, SeedableRng};
 use trustgp::kernels::Kernel;
 use trustgp::linalg::Parallelism;
 use trustgp::means::Mean;
-use trustgp::models::exact::{log_marginal_likelihood, ExactGp, FitOptions};
+use trustgp::fit::FitOptions;
+use trustgp::models::exact::{log_marginal_likelihood, ExactGp};
 use trustgp::models::hyper::GpHyper;
 
 /// A smooth 2-D toy problem with noise, seeded.

@@ -200,7 +200,7 @@ fn robust_and_multi_output_models_round_trip_bit_for_bit() {
 fn approximate_models_round_trip_bit_for_bit() {
     use trustgp::models::approximate::ApproxOptions;
     use trustgp::models::computation_aware::ActionKind;
-    use trustgp::models::training::Optimizer;
+    use trustgp::fit::Optimizer;
     let quick = |c: &mut RegressorConfig| {
         c.approx = ApproxOptions {
             inducing: Some(8),

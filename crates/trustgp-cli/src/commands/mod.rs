@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 use trustgp::data::{read_csv, Dataset};
 use trustgp::models::approximate::{ApproxModel, ApproxOptions};
 use trustgp::models::computation_aware::{ActionKind, Actions};
-use trustgp::models::exact::FitOptions;
+use trustgp::fit::FitOptions;
 use trustgp::models::multi_output::MultiOutputModel;
 use trustgp::models::regressor::{Fitted, ModelKind, Regressor, RegressorConfig, SingleOutput};
-use trustgp::models::training::Optimizer;
+use trustgp::fit::Optimizer;
 
 use crate::args::ModelArgs;
 

@@ -11,9 +11,9 @@
 use faer::{Mat, MatRef};
 
 use super::conjugate::Marginals;
-use super::exact::FitOptions;
+use crate::fit::FitOptions;
 use super::mogp::MultiOutputGp;
-use super::multistart::StartReport;
+use crate::fit::FitReport;
 use super::robust::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use super::tasks::{all_outputs, TaskEntries};
 use super::ModelError;
@@ -291,7 +291,7 @@ impl MultiOutputModel {
     }
 
     /// The optimiser's report of each start (empty if the hyperparameters were not fitted).
-    pub fn starts(&self) -> &[StartReport] {
+    pub fn starts(&self) -> &[FitReport] {
         match self {
             MultiOutputModel::Mogp(g) => g.starts(),
             MultiOutputModel::Robust(g) => g.starts(),

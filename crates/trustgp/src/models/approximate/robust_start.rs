@@ -25,7 +25,7 @@ use rand::SeedableRng;
 
 use crate::kernels::Kernel;
 use crate::means::Mean;
-use crate::models::exact::FitOptions;
+use crate::fit::FitOptions;
 use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::weighted_loo::LooPredictive;
 use crate::models::ModelError;
@@ -114,7 +114,7 @@ mod tests {
 
     use super::*;
     use crate::models::approximate::{ApproxKind, ApproxModel, ApproxOptions};
-    use crate::models::training::Optimizer;
+    use crate::fit::Optimizer;
 
     /// A smooth function with every tenth target shifted up by 6 (asymmetric outliers).
     fn data(n: usize) -> (Mat<f64>, Vec<f64>, Mat<f64>, Vec<f64>) {

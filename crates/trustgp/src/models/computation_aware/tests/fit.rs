@@ -13,7 +13,7 @@ use crate::models::computation_aware::actions::BlockActions;
 use crate::models::computation_aware::elbo::{forward, State};
 use crate::models::computation_aware::likelihood::Weighting;
 use crate::models::computation_aware::{Actions, CaConfig, CaGp};
-use crate::models::training::Optimizer;
+use crate::fit::Optimizer;
 use crate::models::ModelError;
 
 fn config(robust: bool, actions: usize) -> CaConfig {

@@ -6,7 +6,7 @@ use faer::Mat;
 use super::*;
 use crate::models::inducing::InducingInit;
 use crate::models::sparse::SparseConfig;
-use crate::models::training::Optimizer;
+use crate::fit::Optimizer;
 use crate::models::ModelError;
 
 fn config(kind: SparseKind, inducing: usize) -> SparseConfig {
