@@ -19,10 +19,10 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
 use trustgp::data::{read_csv, Dataset, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::parallelism_for;
 use trustgp::means::Mean;
-use trustgp::fit::FitOptions;
 use trustgp::models::exact::{log_marginal_likelihood, ExactGp};
 use trustgp::models::hyper::GpHyper;
 

@@ -17,10 +17,10 @@ use serde_json::json;
 
 use crate::energy::fit_with_tol;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::parallelism_for;
 use trustgp::means::PriorMean;
-use trustgp::fit::FitOptions;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };

@@ -18,10 +18,10 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::means::PriorMean;
 use trustgp::models::conjugate::Marginals;
-use trustgp::fit::FitOptions;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };

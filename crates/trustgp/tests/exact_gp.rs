@@ -4,10 +4,10 @@
 use faer::Mat;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::Parallelism;
 use trustgp::means::Mean;
-use trustgp::fit::FitOptions;
 use trustgp::models::exact::{log_marginal_likelihood, ExactGp};
 use trustgp::models::hyper::GpHyper;
 

@@ -4,10 +4,10 @@ use faer::Mat;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
+use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::means::{Mean, TaskMean};
-use trustgp::fit::FitOptions;
 use trustgp::models::mogp::{grouped_log_marginal_likelihood, MultiOutputGp};
 use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::robust::{

@@ -144,7 +144,10 @@ fn at_bounds(x: &[f64], bounds: &[(f64, f64)], names: &[String]) -> Vec<String> 
             } else {
                 return None;
             };
-            let name = names.get(i).cloned().unwrap_or_else(|| format!("parameter {i}"));
+            let name = names
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("parameter {i}"));
             Some(format!("{name} ({side})"))
         })
         .collect()
@@ -188,13 +191,19 @@ mod tests {
         assert_eq!(rep.at_bounds, ["k0.se.ls (upper)", "parameter 1 (lower)"]);
         let w = rep.warnings();
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("k0.se.ls (upper), parameter 1 (lower)"), "{w:?}");
+        assert!(
+            w[0].contains("k0.se.ls (upper), parameter 1 (lower)"),
+            "{w:?}"
+        );
         // A limit is not convergence.
         let r = result(vec![0.5], -3.0, StopReason::MaxIterations);
         let rep = FitReport::from_negated(0, &r, 1.0, 0.0, &[(0.0, 1.0)], &names);
         assert!(!rep.converged && !rep.ended_worse());
         let w = rep.warnings();
-        assert!(w.len() == 1 && w[0].contains("maximum number of iterations"), "{w:?}");
+        assert!(
+            w.len() == 1 && w[0].contains("maximum number of iterations"),
+            "{w:?}"
+        );
         // Ending below the start is divergence, whatever the optimiser's own rule said.
         let r = result(vec![0.5], 3.0, StopReason::Plateau);
         let rep = FitReport::from_negated(0, &r, -2.0, 0.0, &[(0.0, 1.0)], &names);
@@ -215,7 +224,12 @@ mod tests {
             ..FitReport::failed(start, String::new(), 0.0)
         };
         assert!(best(&[FitReport::failed(0, "x".into(), 0.0)]).is_none());
-        let reps = [ok(0, 1.0), ok(1, 3.0), FitReport::failed(2, "x".into(), 0.0), ok(3, 3.0)];
+        let reps = [
+            ok(0, 1.0),
+            ok(1, 3.0),
+            FitReport::failed(2, "x".into(), 0.0),
+            ok(3, 3.0),
+        ];
         assert_eq!(best(&reps).unwrap().start, 3);
     }
 }

@@ -170,7 +170,10 @@ mod tests {
         assert!(w.iter().any(|w| w.contains("worse objective")), "{w:?}");
         // Both parameters were thrown onto a bound, and the warning names them.
         assert!(x.iter().all(|v| v.abs() == 10.0), "{x:?}");
-        assert!(w.iter().any(|w| w.contains("a (") && w.contains("b (")), "{w:?}");
+        assert!(
+            w.iter().any(|w| w.contains("a (") && w.contains("b (")),
+            "{w:?}"
+        );
     }
 
     #[test]

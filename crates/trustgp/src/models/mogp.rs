@@ -12,11 +12,11 @@ use faer::{Mat, MatRef};
 
 use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
-use crate::fit::FitOptions;
 use super::hyper::NOISE_BOUNDS;
-use crate::fit::restarts::{maximize, maximize_until, Evaluation};
-use crate::fit::FitReport;
 use super::ModelError;
+use crate::fit::restarts::{maximize, maximize_until, Evaluation};
+use crate::fit::FitOptions;
+use crate::fit::FitReport;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;

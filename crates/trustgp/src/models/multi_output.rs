@@ -11,12 +11,12 @@
 use faer::{Mat, MatRef};
 
 use super::conjugate::Marginals;
-use crate::fit::FitOptions;
 use super::mogp::MultiOutputGp;
-use crate::fit::FitReport;
 use super::robust::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use super::tasks::{all_outputs, TaskEntries};
 use super::ModelError;
+use crate::fit::FitOptions;
+use crate::fit::FitReport;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{PriorMean, TaskMean};
 use crate::robust::{fast_mcd, median_in_place, McdOptions};

@@ -12,12 +12,12 @@ use faer::{Mat, MatRef};
 use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
 use super::conjugate::Marginals;
 use super::exact::ExactGp;
-use crate::fit::{FitOptions, FitReport};
 use super::hyper::GpHyper;
 use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use super::robust::{prior_centred_weights, RobustGp};
 use super::ModelError;
 use crate::data::{Dataset, Standardizer};
+use crate::fit::{FitOptions, FitReport};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 

@@ -18,14 +18,14 @@
 use faer::MatRef;
 
 use super::conjugate::ConjugatePosterior;
-use crate::fit::FitOptions;
 use super::mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
-use crate::fit::FitReport;
 use super::tasks::TaskEntries;
 use super::weighted_loo::{
     loo_predictive, profiled_weighted_loo, weighted_loo, Derivatives, LooPredictive, RobustTerms,
 };
 use super::ModelError;
+use crate::fit::FitOptions;
+use crate::fit::FitReport;
 use crate::kernels::Covariance;
 use crate::linalg::parallelism_for;
 use crate::means::PriorMean;

@@ -299,7 +299,10 @@ fn nesting_and_size_are_bounded_with_clear_errors() {
     // The largest accepted product parses; one factor more (or 2,000) is refused at once,
     // at the first base kernel beyond the limit.
     let product = |n: usize| vec!["se"; n].join(" * ");
-    assert_eq!(parse(&product(MAX_EXPR_BASES)).bases().len(), MAX_EXPR_BASES);
+    assert_eq!(
+        parse(&product(MAX_EXPR_BASES)).bases().len(),
+        MAX_EXPR_BASES
+    );
     for n in [MAX_EXPR_BASES + 1, 2_000] {
         let e = Kernel::parse(&product(n)).unwrap_err();
         assert_eq!(

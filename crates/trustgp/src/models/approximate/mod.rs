@@ -11,8 +11,8 @@ use super::computation_aware::{ActionKind, CaConfig, CaGp};
 use super::conjugate::Marginals;
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
-use crate::fit::{FitReport, Optimizer};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 

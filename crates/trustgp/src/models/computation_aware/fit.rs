@@ -10,11 +10,11 @@ use super::actions::BlockActions;
 use super::elbo::{forward, gradient, Gradient, State};
 use super::likelihood::Weighting;
 use super::{ActionKind, CaConfig, CaGp};
+use crate::fit::maximize;
 use crate::kernels::Kernel;
 use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::inducing::InducingInit;
-use crate::fit::maximize;
 use crate::models::ModelError;
 use crate::robust::soft_threshold;
 

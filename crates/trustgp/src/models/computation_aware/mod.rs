@@ -46,8 +46,8 @@ pub use self::action_set::Actions;
 use self::elbo::{forward, mat_vec, State};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
-use crate::fit::{FitReport, Optimizer};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::linalg::Cholesky;
 

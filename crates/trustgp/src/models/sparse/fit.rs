@@ -6,11 +6,11 @@ use faer::{Mat, MatRef};
 use super::collapsed::Wanted;
 use super::likelihood::WeightSettings;
 use super::{Problem, SparseConfig, SparseGp, SparseKind, KUU_JITTER};
+use crate::fit::maximize;
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
-use crate::fit::maximize;
 use crate::models::ModelError;
 use crate::robust::{soft_threshold, C_FLOOR};
 
@@ -181,14 +181,7 @@ impl SparseGp {
         let mut names = kernel.param_names();
         names.push("noise".into());
         names.extend(mean.param_names());
-        let (best, report) = maximize(
-            objective,
-            &v0,
-            &bounds,
-            &names,
-            &config.optimizer,
-            observe,
-        )?;
+        let (best, report) = maximize(objective, &v0, &bounds, &names, &config.optimizer, observe)?;
         let (k, s, mu, z) = layout.unpack(&best, &kernel, &mean, &z0)?;
         let mut gp = SparseGp::build(
             config.kind,

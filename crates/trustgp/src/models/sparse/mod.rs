@@ -30,8 +30,8 @@ use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
 use super::conjugate::Marginals;
 use super::inducing::InducingInit;
-use crate::fit::{FitReport, Optimizer};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 

@@ -51,8 +51,8 @@ use self::state::{State, Whitened, CHUNK};
 use super::checks::check_training_data;
 use super::conjugate::Marginals;
 use super::inducing::InducingInit;
-use crate::fit::{FitReport, Optimizer};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 
