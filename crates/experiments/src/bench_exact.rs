@@ -19,10 +19,11 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
 use trustgp::data::{read_csv, Dataset, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::parallelism_for;
 use trustgp::means::Mean;
-use trustgp::models::exact::{log_marginal_likelihood, ExactGp, FitOptions};
+use trustgp::models::exact::{log_marginal_likelihood, ExactGp};
 use trustgp::models::hyper::GpHyper;
 
 /// Arguments.
@@ -110,7 +111,7 @@ pub fn run(a: &Args) -> Result<(), BenchError> {
                 "n": n, "d": d,
                 "sec_per_lml_grad": per_eval,
                 "fit_s": fit_s,
-                "evals": start.evals,
+                "evals": start.evaluations,
                 "iterations": start.iterations,
                 "converged": start.converged,
                 "start_lml": start_lml,

@@ -17,10 +17,10 @@ use serde_json::json;
 
 use crate::energy::fit_with_tol;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::parallelism_for;
 use trustgp::means::PriorMean;
-use trustgp::models::exact::FitOptions;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
@@ -123,7 +123,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                     MultiOutputModel::Mogp(g) => g.starts(),
                     MultiOutputModel::Robust(g) => g.starts(),
                 };
-                evals = starts.iter().map(|s| s.evals).sum();
+                evals = starts.iter().map(|s| s.evaluations).sum();
                 objective = starts.last().map_or(f64::NAN, |s| s.objective);
             }
             // One weighted-LOO (or LML) evaluation with gradient at the start.

@@ -18,10 +18,10 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde_json::json;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::means::PriorMean;
 use trustgp::models::conjugate::Marginals;
-use trustgp::models::exact::FitOptions;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
@@ -166,7 +166,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                 let (pred, noise, objective, evals) = if slot < 2 {
                     let model = MultiOutputModel::fit(xtr.as_ref(), ytr.as_ref(), &cfg)?;
                     let pred = model.predict(xte.as_ref(), false);
-                    let evals: usize = model.starts().iter().map(|s| s.evals).sum();
+                    let evals: usize = model.starts().iter().map(|s| s.evaluations).sum();
                     let objective = model.objective().1;
                     (pred, model.noise().to_vec(), objective, Some(evals))
                 } else {

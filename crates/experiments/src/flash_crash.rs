@@ -55,7 +55,7 @@ fn fit(kind: ModelKind, x: &Mat<f64>, y: &[f64]) -> Result<Regressor, BoxError> 
     let cfg = RegressorConfig {
         model: kind,
         kernel: Some("const * matern52".into()),
-        fit: trustgp::models::exact::FitOptions {
+        fit: trustgp::fit::FitOptions {
             restarts: 2,
             ..Default::default()
         },

@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use faer::Mat;
+use trustgp::fit::Optimizer;
 use trustgp::kernels::Kernel;
 use trustgp::means::Mean;
 use trustgp::models::approximate::{ApproxKind, ApproxModel, ApproxOptions};
@@ -10,7 +11,6 @@ use trustgp::models::computation_aware::{CaConfig, CaGp};
 use trustgp::models::inducing::InducingInit;
 use trustgp::models::sparse::{SparseConfig, SparseGp, SparseKind};
 use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
-use trustgp::models::training::Optimizer;
 
 type BoxError = Box<dyn std::error::Error>;
 

@@ -4,12 +4,12 @@ use std::time::Instant;
 
 use faer::Mat;
 use serde_json::json;
+use trustgp::fit::Optimizer;
 use trustgp::kernels::Kernel;
 use trustgp::means::Mean;
 use trustgp::models::computation_aware::{CaConfig, CaGp};
 use trustgp::models::sparse::{SparseConfig, SparseGp, SparseKind};
 use trustgp::models::svgp::{Svgp, SvgpConfig};
-use trustgp::models::training::Optimizer;
 
 type BoxError = Box<dyn std::error::Error>;
 

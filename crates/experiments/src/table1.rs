@@ -14,9 +14,9 @@ use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use serde_json::json;
+use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
-use trustgp::models::exact::FitOptions;
 use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::tasks::all_outputs;
 

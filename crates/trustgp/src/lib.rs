@@ -11,11 +11,13 @@
 //! * [`linalg`] — Cholesky with recorded jitter escalation, solves, log-determinants.
 //! * [`data`] — CSV input, standardisation, splits and metrics.
 //! * [`optim`] — L-BFGS with box bounds.
+//! * [`fit`] — the fitting driver: options, restarts, progress, one report type and its warnings.
 //! * [`robust`] — observation weights and centring of the robust conjugate GPs.
 //! * [`models`] — the GP models and their versioned model files.
 //! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 
 pub mod data;
+pub mod fit;
 pub mod kernels;
 pub mod likelihoods;
 pub mod linalg;

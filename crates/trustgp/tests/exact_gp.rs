@@ -4,10 +4,11 @@
 use faer::Mat;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::Parallelism;
 use trustgp::means::Mean;
-use trustgp::models::exact::{log_marginal_likelihood, ExactGp, FitOptions};
+use trustgp::models::exact::{log_marginal_likelihood, ExactGp};
 use trustgp::models::hyper::GpHyper;
 
 /// A smooth 2-D toy problem with noise, seeded.

@@ -198,9 +198,9 @@ fn robust_and_multi_output_models_round_trip_bit_for_bit() {
 
 #[test]
 fn approximate_models_round_trip_bit_for_bit() {
+    use trustgp::fit::Optimizer;
     use trustgp::models::approximate::ApproxOptions;
     use trustgp::models::computation_aware::ActionKind;
-    use trustgp::models::training::Optimizer;
     let quick = |c: &mut RegressorConfig| {
         c.approx = ApproxOptions {
             inducing: Some(8),

@@ -4,10 +4,10 @@ use faer::Mat;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
+use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::means::{Mean, TaskMean};
-use trustgp::models::exact::FitOptions;
 use trustgp::models::mogp::{grouped_log_marginal_likelihood, MultiOutputGp};
 use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::robust::{
@@ -651,14 +651,14 @@ fn profiling_the_scale_reaches_the_unprofiled_optimum_in_fewer_evaluations() {
     assert!(close(p.noise(), u.noise(), 1e-4));
     // To the default tolerances, profiling needs fewer evaluations.
     let default = |p| fit_options(p, false);
-    let evals = |p| rcgp_fit(1.0, &default(p)).starts()[0].evals;
+    let evals = |p| rcgp_fit(1.0, &default(p)).starts()[0].evaluations;
     assert!(
         evals(true) < evals(false),
         "{} vs {}",
         evals(true),
         evals(false)
     );
-    let evals = |p| mo_rcgp_fit(&default(p)).starts()[0].evals;
+    let evals = |p| mo_rcgp_fit(&default(p)).starts()[0].evaluations;
     assert!(
         evals(true) < evals(false),
         "{} vs {}",

@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use faer::Mat;
 use serde_json::Value;
 use trustgp::data::{read_csv, read_split_file, Standardizer};
+use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::Parallelism;
 use trustgp::means::Mean;
-use trustgp::models::exact::{log_marginal_likelihood, ExactGp, FitOptions};
+use trustgp::models::exact::{log_marginal_likelihood, ExactGp};
 use trustgp::models::hyper::GpHyper;
 
 const SKLEARN_ALPHA: f64 = 1e-10;

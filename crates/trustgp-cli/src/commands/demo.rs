@@ -34,7 +34,7 @@ pub fn run(a: &DemoArgs) -> Result<(), CliError> {
         data.select_rows(&split.test),
     );
     let cfg = RegressorConfig {
-        fit: trustgp::models::exact::FitOptions {
+        fit: trustgp::fit::FitOptions {
             restarts: 2,
             seed: SEED,
             ..Default::default()

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use faer::Mat;
 
+use super::error::clip;
 use super::table::{read_text, Table};
 use super::{DataError, Dataset};
 
@@ -168,7 +169,9 @@ fn missing_column(table: &Table, name: &str, role: Role) -> DataError {
             line: table.header_line,
         };
     }
-    let available: Vec<String> = table.header.iter().map(|h| format!("\"{h}\"")).collect();
+    let available: Vec<String> = (table.header.iter())
+        .map(|h| format!("\"{}\"", clip(h)))
+        .collect();
     DataError::MissingColumn {
         source_name: table.source_name.clone(),
         line: table.header_line,
@@ -604,5 +607,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn echoed_user_content_is_clipped_to_80_characters() {
+        let huge = "h".repeat(10_000_000);
+        let shown = format!("\"{}…\"", "h".repeat(80));
+        // A 10 MB header field repeated, requested but absent (the request and the header's
+        // column both shown), or a 10 MB cell: each shows its first 80 characters and `…`.
+        for (text, targets, times) in [
+            (format!("{huge},{huge},y\n1,2,3\n"), vec!["y"], 1),
+            (format!("a,{huge}x\n1,2\n"), vec![huge.as_str()], 2),
+            (format!("a,y\n1,2\n{huge},3\n"), vec!["y"], 1),
+        ] {
+            let m = err(&text, &targets, None);
+            assert!(m.len() < 400, "{} characters: {}", m.len(), &m[..400]);
+            assert_eq!(m.matches(&shown).count(), times, "{m}");
+        }
+        // Short content is shown whole, and the cut never splits a character.
+        assert_eq!(clip("abc"), "abc");
+        let wide = "é".repeat(81);
+        assert_eq!(clip(&wide), format!("{}…", "é".repeat(80)));
+        assert_eq!(clip(&wide[..160]), wide[..160]);
     }
 }

@@ -5,6 +5,17 @@
 
 use thiserror::Error;
 
+/// The most characters of user content (a column name, a cell, a spec) a message echoes: a 10 MB header field must not become a 10 MB message.
+pub(crate) const MAX_ECHO_CHARS: usize = 80;
+
+/// `text`, cut to [`MAX_ECHO_CHARS`] characters with `…` when longer.
+pub(crate) fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 /// Everything that can go wrong while reading, splitting, standardising or scoring data.
 ///
 /// `source_name` is the file path (or the name given to an in-memory text); `line` is the
@@ -78,9 +89,8 @@ pub enum DataError {
 
     /// The same column name appears twice in the header.
     #[error(
-        "{source_name}: line {line}: column name \"{name}\" appears twice in the header \
-         (fields {first} and {second}); expected unique column names"
-    )]
+        "{source_name}: line {line}: column name \"{name_shown}\" appears twice in the header \
+         (fields {first} and {second}); expected unique column names", name_shown = clip(.name))]
     DuplicateColumn {
         /// The file or text name.
         source_name: String,
@@ -132,7 +142,7 @@ pub enum DataError {
     },
 
     /// The same column was requested twice in one role.
-    #[error("{source_name}: column \"{name}\" is requested twice as {role} (expected each once)")]
+    #[error("{source_name}: column \"{name_shown}\" is requested twice as {role} (expected each once)", name_shown = clip(.name))]
     DuplicateRequest {
         /// The file or text name.
         source_name: String,
@@ -144,9 +154,8 @@ pub enum DataError {
 
     /// A column was requested both as an input and as a target.
     #[error(
-        "{source_name}: column \"{name}\" is requested both as an input and as a target \
-         (expected each column in at most one role)"
-    )]
+        "{source_name}: column \"{name_shown}\" is requested both as an input and as a target \
+         (expected each column in at most one role)", name_shown = clip(.name))]
     InputIsTarget {
         /// The file or text name.
         source_name: String,
@@ -156,9 +165,8 @@ pub enum DataError {
 
     /// A requested column is not in the header.
     #[error(
-        "{source_name}: line {line}: column \"{name}\" (requested as {role}) is not in the header; \
-         available columns: {available}"
-    )]
+        "{source_name}: line {line}: column \"{name_shown}\" (requested as {role}) is not in the header; \
+         available columns: {available}", name_shown = clip(.name))]
     MissingColumn {
         /// The file or text name.
         source_name: String,
@@ -174,8 +182,7 @@ pub enum DataError {
 
     /// A cell does not hold what its column needs (a finite number, a set name, a row index…).
     #[error(
-        "{source_name}: line {line}, column \"{column}\": expected {expected}, found \"{found}\""
-    )]
+        "{source_name}: line {line}, column \"{column_shown}\": expected {expected}, found \"{found_shown}\"", column_shown = clip(.column), found_shown = clip(.found))]
     BadCell {
         /// The file or text name.
         source_name: String,
@@ -191,9 +198,8 @@ pub enum DataError {
 
     /// An input cell is empty; missing inputs are not supported.
     #[error(
-        "{source_name}: line {line}, input column \"{column}\": empty cell \
-         (missing inputs are not allowed; expected a finite number)"
-    )]
+        "{source_name}: line {line}, input column \"{column_shown}\": empty cell \
+         (missing inputs are not allowed; expected a finite number)", column_shown = clip(.column))]
     MissingInput {
         /// The file or text name.
         source_name: String,
@@ -205,9 +211,8 @@ pub enum DataError {
 
     /// A target column has only empty (missing) cells.
     #[error(
-        "{source_name}: target column \"{column}\" has no observed value \
-         (every cell is empty; expected at least one number)"
-    )]
+        "{source_name}: target column \"{column_shown}\" has no observed value \
+         (every cell is empty; expected at least one number)", column_shown = clip(.column))]
     NoObservedTarget {
         /// The file or text name.
         source_name: String,
@@ -217,8 +222,7 @@ pub enum DataError {
 
     /// The header of a split file is not `split,set,row`.
     #[error(
-        "{source_name}: line {line}: header is \"{found}\", expected exactly \"split,set,row\""
-    )]
+        "{source_name}: line {line}: header is \"{found_shown}\", expected exactly \"split,set,row\"", found_shown = clip(.found))]
     SplitHeader {
         /// The file or text name.
         source_name: String,
@@ -363,10 +367,9 @@ pub enum DataError {
 
     /// A contamination spec (`--contaminate`) is malformed.
     #[error(
-        "contamination spec \"{spec}\": {problem}; expected KIND:FRACTION[:COLUMN] with KIND \
+        "contamination spec \"{spec_shown}\": {problem}; expected KIND:FRACTION[:COLUMN] with KIND \
          one of uniform, asymmetric, focused and FRACTION strictly between 0 and 1 \
-         (e.g. \"asymmetric:0.1\" or \"focused:0.05:y2\")"
-    )]
+         (e.g. \"asymmetric:0.1\" or \"focused:0.05:y2\")", spec_shown = clip(.spec))]
     BadContaminationSpec {
         /// The spec as given.
         spec: String,
@@ -376,9 +379,8 @@ pub enum DataError {
 
     /// A contamination protocol name is not known.
     #[error(
-        "contamination protocol \"{found}\": expected \"rcagp\" (Robust and Computation-Aware \
-         GPs) or \"mo-rcgp\" (Multi-Output Robust and Conjugate GPs)"
-    )]
+        "contamination protocol \"{found_shown}\": expected \"rcagp\" (Robust and Computation-Aware \
+         GPs) or \"mo-rcgp\" (Multi-Output Robust and Conjugate GPs)", found_shown = clip(.found))]
     BadContaminationProtocol {
         /// The name given.
         found: String,
@@ -386,8 +388,7 @@ pub enum DataError {
 
     /// The column to contaminate is not a target column.
     #[error(
-        "contamination column \"{name}\" is not a target column; available targets: {available}"
-    )]
+        "contamination column \"{name_shown}\" is not a target column; available targets: {available}", name_shown = clip(.name))]
     UnknownTarget {
         /// The requested name.
         name: String,
@@ -411,9 +412,8 @@ pub enum DataError {
 
     /// No training row has an observed value in the column to contaminate.
     #[error(
-        "target column \"{column}\" has no observed (non-NaN) value in the {n_train} training \
-         rows, so there is nothing to contaminate (expected at least one)"
-    )]
+        "target column \"{column_shown}\" has no observed (non-NaN) value in the {n_train} training \
+         rows, so there is nothing to contaminate (expected at least one)", column_shown = clip(.column))]
     NothingToContaminate {
         /// The target column name.
         column: String,
@@ -424,10 +424,9 @@ pub enum DataError {
     /// The column to contaminate has no spread over the training rows, so outliers sized in
     /// units of its standard deviation would be zero.
     #[error(
-        "target column \"{column}\": the standard deviation of its observed training values is \
+        "target column \"{column_shown}\": the standard deviation of its observed training values is \
          {std} (expected a positive finite number, since outliers are sized in units of it; \
-         this needs at least two distinct observed training values)"
-    )]
+         this needs at least two distinct observed training values)", column_shown = clip(.column))]
     DegenerateTargetSpread {
         /// The target column name.
         column: String,

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::DataError;
 
-/// Relative threshold below which a column's std counts as zero: `std < REL × (|mean| + 1)`.
+/// Relative threshold below which a column's std counts as zero: `std ≤ REL × max |value|`.
+/// Relative to the column's own magnitude, so that the test is the same at every scale.
 const CONSTANT_REL_TOL: f64 = 1e-12;
 
 /// Column means and standard deviations of the training inputs and targets.
@@ -66,8 +67,12 @@ impl Standardizer {
     /// Training statistics: mean and population std (ddof = 0) per column; target statistics
     /// use only observed (non-NaN) cells.
     ///
-    /// A column with std `< 1e-12 × (|mean| + 1)` gets std 1 (it is centred, not divided by
-    /// ≈ 0) and is listed in the returned [`ConstantColumns`].
+    /// A column with std `≤ 1e-12 × max |value|` gets std 1 (it is centred, not divided by
+    /// ≈ 0) and is listed in the returned [`ConstantColumns`]. The statistics are those of the
+    /// column divided by a power of two near its largest magnitude, scaled back: the same bits
+    /// as the direct sums wherever those neither overflow nor underflow, and finite for every
+    /// finite column (data ×1e200, or a cell of 1e308, would overflow the sum of squares; data
+    /// ×1e-300 would underflow it to zero and look constant).
     ///
     /// Errors: no rows; `x` and `y` with different row counts; a non-finite input; an infinite
     /// target; a target column with no observed value.
@@ -198,15 +203,33 @@ impl Standardizer {
 
 /// Mean, population std (or 1 for a constant column) and whether the column was constant.
 fn mean_std(values: &[f64]) -> (f64, f64, bool) {
+    let max_abs = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    // Dividing by a power of two is exact (no rounding), so the scaled sums round as the
+    // direct ones would, without their overflow or underflow.
+    let scale = if max_abs > 0.0 {
+        power_of_two(max_abs.log2().floor() as i32)
+    } else {
+        1.0
+    };
     let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-    let std = var.sqrt();
-    if std < CONSTANT_REL_TOL * (mean.abs() + 1.0) {
+    let mean = values.iter().map(|v| v / scale).sum::<f64>() / n;
+    let var = values
+        .iter()
+        .map(|v| (v / scale - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    let (mean, std) = (mean * scale, var.sqrt() * scale);
+    if std <= CONSTANT_REL_TOL * max_abs {
         (mean, 1.0, true)
     } else {
         (mean, std, false)
     }
+}
+
+/// `2^e` with `e` clamped to the normal range `[−1022, 1023]`, built from its bits (`powi`
+/// would overflow an intermediate `2^1030` on its way to `2^−1030`).
+fn power_of_two(e: i32) -> f64 {
+    f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52)
 }
 
 /// `(a − mean) / std` column by column.
@@ -220,7 +243,18 @@ fn transform(a: MatRef<'_, f64>, mean: &[f64], std: &[f64], what: &str) -> Mat<f
         mean.len(),
         "standardiser: number of columns of the {what} differs from the training data"
     );
-    Mat::from_fn(a.nrows(), a.ncols(), |i, j| (a[(i, j)] - mean[j]) / std[j])
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| standardize(a[(i, j)], mean[j], std[j]))
+}
+
+/// `(v − mean) / std`, or `v / std − mean / std` where the difference overflows (a value and a
+/// mean near ±f64::MAX of opposite signs).
+fn standardize(v: f64, mean: f64, std: f64) -> f64 {
+    let d = v - mean;
+    if d.is_infinite() {
+        v / std - mean / std
+    } else {
+        d / std
+    }
 }
 
 #[cfg(test)]
@@ -389,5 +423,46 @@ mod tests {
     #[should_panic(expected = "number of columns of the inputs x differs")]
     fn transform_with_wrong_column_count_is_a_caller_bug() {
         Standardizer::identity(2, 1).transform_x(Mat::zeros(4, 3).as_ref());
+    }
+
+    #[test]
+    fn statistics_are_scale_equivariant_and_finite_at_every_scale() {
+        let (x, y) = tiny();
+        let (base, base_constant) = Standardizer::fit(x.as_ref(), y.as_ref()).unwrap();
+        // A power of two scales every statistic exactly; any other factor to rounding.
+        for (factor, tol) in [(2f64.powi(-900), 0.0), (1e-300, 1e-15), (1e200, 1e-15)] {
+            let xs = Mat::from_fn(4, 2, |i, j| x[(i, j)] * factor);
+            let ys = Mat::from_fn(4, 2, |i, j| y[(i, j)] * factor);
+            let (s, constant) = Standardizer::fit(xs.as_ref(), ys.as_ref()).unwrap();
+            // Constant column 1 of x stays the only constant one: the test is relative.
+            assert_eq!(constant, base_constant, "×{factor:e}");
+            let close = |a: f64, b: f64| (a - b).abs() <= tol * b.abs();
+            for j in 0..2 {
+                assert!(close(s.x_mean[j], base.x_mean[j] * factor), "×{factor:e}");
+                assert!(close(s.y_mean[j], base.y_mean[j] * factor), "×{factor:e}");
+                assert!(close(s.y_std[j], base.y_std[j] * factor), "×{factor:e}");
+            }
+            assert!(close(s.x_std[0], base.x_std[0] * factor), "×{factor:e}");
+            assert_eq!(s.x_std[1], 1.0);
+        }
+        // A single huge cell: mean 1e308/4 and a finite std; every standardised value finite.
+        let y = Mat::from_fn(4, 1, |i, _| if i == 2 { 1e308 } else { i as f64 });
+        let (s, constant) = Standardizer::fit(x.as_ref(), y.as_ref()).unwrap();
+        assert!(constant.targets.is_empty());
+        assert_relative_eq!(s.y_mean[0], 0.25e308, max_relative = 1e-15);
+        // Population std of (0, 1, 1e308, 3) ≈ 1e308 · √3 / 4.
+        assert_relative_eq!(s.y_std[0], 1e308 * 3f64.sqrt() / 4.0, max_relative = 1e-15);
+        let z = s.transform_y(y.as_ref());
+        assert_relative_eq!(z[(2, 0)], 3f64.sqrt(), max_relative = 1e-15);
+        assert_relative_eq!(s.inverse_y_mean(0, z[(2, 0)]), 1e308, max_relative = 1e-15);
+        // Values at ±f64::MAX: finite statistics, and their differences from the mean (which
+        // overflow) still standardise to finite numbers.
+        let m = f64::MAX;
+        let y = Mat::from_fn(4, 1, |i, _| if i == 0 { m } else { -m });
+        let (s, _) = Standardizer::fit(x.as_ref(), y.as_ref()).unwrap();
+        assert!(s.y_mean[0].is_finite() && s.y_std[0].is_finite(), "{s:?}");
+        let z = s.transform_y(y.as_ref());
+        assert_relative_eq!(z[(0, 0)], 3f64.sqrt(), max_relative = 1e-15);
+        assert_relative_eq!(z[(1, 0)], -1.0 / 3f64.sqrt(), max_relative = 1e-15);
     }
 }

@@ -32,6 +32,28 @@ pub enum KernelError {
         /// The accepted names.
         known: &'static str,
     },
+    /// Parentheses nested deeper than the parser accepts.
+    #[error(
+        "at position {pos}: parentheses nested more than {max} deep; write the kernel with \
+         fewer nested groups"
+    )]
+    TooDeep {
+        /// 0-based character position of the first `(` beyond the limit.
+        pos: usize,
+        /// The deepest nesting accepted.
+        max: usize,
+    },
+    /// An expression with more base kernels than the parser accepts.
+    #[error(
+        "at position {pos}: the expression has more than {max} base kernels; every one adds \
+         parameters to fit and work to every evaluation"
+    )]
+    TooLarge {
+        /// 0-based character position of the first base kernel beyond the limit.
+        pos: usize,
+        /// The most base kernels accepted.
+        max: usize,
+    },
     /// A semantic error located at a character position of the expression.
     #[error("at position {pos}: {source}")]
     At {
@@ -128,11 +150,19 @@ pub enum KernelError {
 }
 
 impl KernelError {
-    /// Attaches a character position to an error raised while checking an argument.
+    /// Attaches a character position to an error raised while checking an argument, unless
+    /// it carries a more precise one already (so that a message says "at position" once).
     pub(crate) fn at(self, pos: usize) -> Self {
-        KernelError::At {
-            pos,
-            source: Box::new(self),
+        match self {
+            KernelError::Syntax { .. }
+            | KernelError::UnknownKernel { .. }
+            | KernelError::TooDeep { .. }
+            | KernelError::TooLarge { .. }
+            | KernelError::At { .. } => self,
+            other => KernelError::At {
+                pos,
+                source: Box::new(other),
+            },
         }
     }
 }

@@ -90,10 +90,23 @@ enum Value {
     List(Vec<Token>),
 }
 
+/// The deepest nesting of parentheses an expression may have: far beyond any kernel a person
+/// or the kernel grammar of model selection writes, and far below what would exhaust the stack
+/// of the recursive descent.
+pub const MAX_EXPR_DEPTH: usize = 32;
+
+/// The most base kernels an expression may have. Every base kernel adds parameters to fit and a
+/// pass over the data to every evaluation; the kernel spaces of model selection use a handful.
+pub const MAX_EXPR_BASES: usize = 64;
+
 /// Recursive-descent parser over the token list.
 struct Parser {
     toks: Vec<Token>,
     i: usize,
+    /// Parentheses open at the current token.
+    depth: usize,
+    /// Base kernels read so far.
+    bases: usize,
 }
 
 impl Parser {
@@ -154,15 +167,31 @@ impl Parser {
 
     /// factor := base | '(' expr ')'
     fn factor(&mut self) -> Result<Kernel, KernelError> {
+        let open = self.peek().pos;
         if self.eat('(') {
+            if self.depth == MAX_EXPR_DEPTH {
+                return Err(KernelError::TooDeep {
+                    pos: open,
+                    max: MAX_EXPR_DEPTH,
+                });
+            }
+            self.depth += 1;
             let k = self.expr()?;
             self.expect(')', "`)` to close the parenthesis, `+` or `*`")?;
+            self.depth -= 1;
             return Ok(k);
         }
         let tok = self.peek().clone();
         let Tok::Word(name) = &tok.tok else {
             return Err(self.error("a kernel name or `(`"));
         };
+        if self.bases == MAX_EXPR_BASES {
+            return Err(KernelError::TooLarge {
+                pos: tok.pos,
+                max: MAX_EXPR_BASES,
+            });
+        }
+        self.bases += 1;
         self.next();
         let kind = BaseKind::from_name(name).ok_or_else(|| KernelError::UnknownKernel {
             pos: tok.pos,
@@ -318,7 +347,12 @@ impl Kernel {
         if toks.len() == 1 {
             return Err(KernelError::Empty);
         }
-        let mut p = Parser { toks, i: 0 };
+        let mut p = Parser {
+            toks,
+            i: 0,
+            depth: 0,
+            bases: 0,
+        };
         let k = p.expr()?;
         if p.peek().tok != Tok::End {
             return Err(p.error("`+`, `*` or end of input"));

@@ -36,6 +36,7 @@ use crate::linalg::mirror_lower;
 pub use base::{BaseKernel, BaseKind, Lengthscale};
 pub use covariance::{Covariance, InverseDerivative, InversePlusDiagonal};
 pub use error::KernelError;
+pub use expr::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};
 pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
 pub use sandwich::InverseSandwich;
 

@@ -21,12 +21,11 @@ use rand_distr::StandardNormal;
 use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
 use super::hyper::GpHyper;
-pub use super::multistart::StartReport;
-use super::multistart::{maximize, plain};
 use super::scale_profile::ScaleProfile;
 use super::ModelError;
+use crate::fit::restarts::{maximize, plain};
+use crate::fit::{FitOptions, FitReport};
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
-use crate::optim::LbfgsOptions;
 
 /// Log marginal likelihood with its gradient (with respect to [`GpHyper::to_vec`]).
 #[derive(Clone, Debug)]
@@ -165,42 +164,6 @@ fn evaluate(
     })
 }
 
-/// Options of [`ExactGp::fit`].
-#[derive(Clone, Debug)]
-pub struct FitOptions {
-    /// Optimise the hyperparameters (otherwise keep the initial ones).
-    pub optimize: bool,
-    /// Random restarts in addition to the initial start.
-    pub restarts: usize,
-    /// Seed of the random restarts.
-    pub seed: u64,
-    /// L-BFGS settings.
-    pub lbfgs: LbfgsOptions,
-    /// A fixed value added to the noise on the training diagonal (scikit-learn's `alpha`).
-    pub extra_diag: f64,
-    /// When the kernel has an overall scale (`const * …`, see
-    /// [`Kernel::overall_scale_index`](crate::kernels::Kernel::overall_scale_index)) and
-    /// `extra_diag` is 0, optimise the likelihood concentrated over that scale: the same
-    /// optimum in fewer evaluations. Random restarts are then drawn around the initial
-    /// parameters in the profiled coordinates. The robust GPs likewise profile the common
-    /// scale of their covariance and noise variances out of the weighted LOO-CV objective
-    /// (see [`weighted_loo`](super::weighted_loo)); the multi-output GP does not use it.
-    pub profile_scale: bool,
-}
-
-impl Default for FitOptions {
-    fn default() -> Self {
-        FitOptions {
-            optimize: true,
-            restarts: 0,
-            seed: 0,
-            lbfgs: LbfgsOptions::default(),
-            extra_diag: 0.0,
-            profile_scale: true,
-        }
-    }
-}
-
 /// A fitted exact GP.
 #[derive(Clone, Debug)]
 pub struct ExactGp {
@@ -209,7 +172,7 @@ pub struct ExactGp {
     posterior: ConjugatePosterior,
     residual: Vec<f64>,
     lml: f64,
-    starts: Vec<StartReport>,
+    starts: Vec<FitReport>,
 }
 
 impl ExactGp {
@@ -283,7 +246,7 @@ impl ExactGp {
     }
 
     /// Reports of the optimiser starts (empty without optimisation).
-    pub fn starts(&self) -> &[StartReport] {
+    pub fn starts(&self) -> &[FitReport] {
         &self.starts
     }
 
@@ -378,7 +341,7 @@ impl ExactGp {
 /// The outcome of [`optimize`].
 struct Fitted {
     hyper: GpHyper,
-    starts: Vec<StartReport>,
+    starts: Vec<FitReport>,
     /// The evaluation at `hyper`, when one was made there with the scale as given (so that
     /// the fitted model is bit for bit the one [`ExactGp::at`] would build).
     evaluation: Option<Evaluation>,
@@ -424,6 +387,7 @@ fn optimize_full(
         plain(objective),
         x0,
         &init.bounds(),
+        &init.param_names(),
         restarts,
         opts.seed,
         &opts.lbfgs,
@@ -461,6 +425,7 @@ fn optimize_profiled(
         plain(objective),
         &profile.profiled(&init.to_vec()),
         &profile.bounds(&full_bounds),
+        &profile.names(init.param_names()),
         opts.restarts,
         opts.seed,
         &opts.lbfgs,

@@ -12,10 +12,8 @@
 //! * [`tasks`] — multi-output data as task-indexed entries.
 //! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
 //! * [`regressor`] — the user-facing model: standardiser plus the fitted model(s).
-//! * [`multistart`] — L-BFGS-B from the initial point plus seeded restarts.
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`inducing`] — initial inducing inputs of the sparse models.
-//! * [`training`] — the optimisation loop shared by the approximate models.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 
 pub mod approximate;
@@ -29,7 +27,6 @@ pub mod hyper;
 pub mod inducing;
 pub mod mogp;
 pub mod multi_output;
-pub mod multistart;
 pub mod regressor;
 pub mod robust;
 mod scale_profile;
@@ -37,7 +34,6 @@ pub mod sparse;
 pub mod student_t;
 pub mod svgp;
 pub mod tasks;
-pub mod training;
 pub mod weighted_loo;
 
 use crate::data::DataError;

@@ -12,10 +12,11 @@ use faer::{Mat, MatRef};
 
 use super::conjugate::{ConjugatePosterior, Marginals};
 use super::evidence::{evidence, Scale};
-use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;
-use super::multistart::{maximize, maximize_until, Evaluation, StartReport};
 use super::ModelError;
+use crate::fit::restarts::{maximize, maximize_until, Evaluation};
+use crate::fit::FitOptions;
+use crate::fit::FitReport;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;
@@ -74,8 +75,9 @@ pub(crate) fn maximize_grouped<C: Covariance>(
     opts: &FitOptions,
     par: Parallelism,
     objective: impl Fn(&C, &[f64], bool) -> Result<Evaluation, ModelError> + Sync,
-) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
+) -> Result<(C, Vec<f64>, Vec<FitReport>), ModelError> {
     let (v0, bounds) = pack(cov, noise);
+    let names = names(cov, noise.len());
     let flat = |v: &[f64], want: bool| -> Result<Evaluation, String> {
         let (c, s) = unpack(cov, v).map_err(|e| e.to_string())?;
         objective(&c, &s, want).map_err(|e| e.to_string())
@@ -84,6 +86,7 @@ pub(crate) fn maximize_grouped<C: Covariance>(
         flat,
         &v0,
         &bounds,
+        &names,
         opts.restarts,
         opts.seed,
         &opts.lbfgs,
@@ -116,11 +119,12 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
     par: Parallelism,
     full: impl Fn(&C, &[f64], bool) -> Result<Evaluation, ModelError> + Sync,
     profiled: impl Fn(&C, &[f64], bool) -> Result<ProfiledEvaluation, ModelError> + Sync,
-) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
+) -> Result<(C, Vec<f64>, Vec<FitReport>), ModelError> {
     if !opts.profile_scale || cov.scaled(1.0).is_none() || noise.is_empty() {
         return maximize_grouped(cov, noise, opts, par, full);
     }
     let (v0, bounds) = pack(cov, noise);
+    let names = names(cov, noise.len());
     let inside = |v: &[f64]| (v.iter().zip(&bounds)).all(|(vi, (lo, hi))| (lo..=hi).contains(&vi));
     // The scaled point of `v` (covariance, noise variances and flat vector).
     let scaled = |v: &[f64], c: f64| -> Result<(C, Vec<f64>, Vec<f64>), ModelError> {
@@ -162,6 +166,7 @@ pub(crate) fn maximize_grouped_profiled<C: Covariance>(
         objective,
         &v0,
         &bounds,
+        &names,
         opts.restarts,
         opts.seed,
         &opts.lbfgs,
@@ -237,6 +242,13 @@ fn with_scale_curvature(mut f: Mat<f64>, up: &[f64], down: &[f64]) -> Mat<f64> {
     f
 }
 
+/// Names of the entries of the flat vector `[covariance params, ln σ²_g …]` of [`pack`].
+fn names<C: Covariance>(cov: &C, groups: usize) -> Vec<String> {
+    let mut names = cov.param_names();
+    names.extend((0..groups).map(|g| format!("noise[{g}]")));
+    names
+}
+
 /// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.
 fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
     let nk = cov.n_params();
@@ -267,7 +279,7 @@ pub struct GroupedFit<C, M> {
     group: Vec<usize>,
     y: Vec<f64>,
     posterior: ConjugatePosterior<C, M>,
-    pub(crate) starts: Vec<StartReport>,
+    pub(crate) starts: Vec<FitReport>,
 }
 
 impl<C: Covariance, M: PriorMean> GroupedFit<C, M> {
@@ -307,7 +319,7 @@ impl<C: Covariance, M: PriorMean> GroupedFit<C, M> {
     }
 
     /// Optimiser reports (empty without optimisation).
-    pub fn starts(&self) -> &[StartReport] {
+    pub fn starts(&self) -> &[FitReport] {
         &self.starts
     }
 

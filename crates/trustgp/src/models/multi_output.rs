@@ -11,12 +11,12 @@
 use faer::{Mat, MatRef};
 
 use super::conjugate::Marginals;
-use super::exact::FitOptions;
 use super::mogp::MultiOutputGp;
-use super::multistart::StartReport;
 use super::robust::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use super::tasks::{all_outputs, TaskEntries};
 use super::ModelError;
+use crate::fit::FitOptions;
+use crate::fit::FitReport;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{PriorMean, TaskMean};
 use crate::robust::{fast_mcd, median_in_place, McdOptions};
@@ -291,7 +291,7 @@ impl MultiOutputModel {
     }
 
     /// The optimiser's report of each start (empty if the hyperparameters were not fitted).
-    pub fn starts(&self) -> &[StartReport] {
+    pub fn starts(&self) -> &[FitReport] {
         match self {
             MultiOutputModel::Mogp(g) => g.starts(),
             MultiOutputModel::Robust(g) => g.starts(),

@@ -11,12 +11,13 @@ use faer::{Mat, MatRef};
 
 use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
 use super::conjugate::Marginals;
-use super::exact::{ExactGp, FitOptions, StartReport};
+use super::exact::ExactGp;
 use super::hyper::GpHyper;
 use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use super::robust::{prior_centred_weights, RobustGp};
 use super::ModelError;
 use crate::data::{Dataset, Standardizer};
+use crate::fit::{FitOptions, FitReport};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 
@@ -230,12 +231,22 @@ impl SingleOutput {
     }
 
     /// Optimiser reports of the L-BFGS starts (exact and robust conjugate models).
-    pub fn starts(&self) -> &[StartReport] {
+    pub fn starts(&self) -> &[FitReport] {
         match self {
             SingleOutput::Gp(g) => g.starts(),
             SingleOutput::Rcgp(g, _) => g.starts(),
             SingleOutput::Approx(..) => &[],
         }
+    }
+
+    /// What the user should know about the fit's kept optimiser run (see
+    /// [`FitReport::warnings`]); nothing for a model that was not optimised.
+    pub fn fit_warnings(&self) -> Vec<String> {
+        let kept = match self {
+            SingleOutput::Approx(g, _) => g.report(),
+            _ => crate::fit::best(self.starts()),
+        };
+        kept.map(FitReport::warnings).unwrap_or_default()
     }
 
     fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
@@ -374,6 +385,9 @@ impl Regressor {
                     fit: cfg.fit.clone(),
                 };
                 let model = MultiOutputModel::fit(xs.as_ref(), ys.as_ref(), &mo)?;
+                if let Some(kept) = crate::fit::best(model.starts()) {
+                    warnings.extend(kept.warnings());
+                }
                 let missing = (0..data.n())
                     .filter(|&i| (0..t).any(|k| !ys[(i, k)].is_finite()))
                     .count();
@@ -568,6 +582,11 @@ fn fit_per_target(
                 SingleOutput::Gp(ExactGp::fit(x.as_ref(), &y, init, &cfg.fit)?)
             }
         };
+        warnings.extend(
+            gp.fit_warnings()
+                .into_iter()
+                .map(|w| format!("target '{name}': {w}")),
+        );
         if !missing_rows.is_empty() {
             warnings.push(format!(
                 "target '{name}': {} row(s) with an empty cell were left out of its fit \

@@ -18,14 +18,14 @@
 use faer::MatRef;
 
 use super::conjugate::ConjugatePosterior;
-use super::exact::FitOptions;
 use super::mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
-use super::multistart::StartReport;
 use super::tasks::TaskEntries;
 use super::weighted_loo::{
     loo_predictive, profiled_weighted_loo, weighted_loo, Derivatives, LooPredictive, RobustTerms,
 };
 use super::ModelError;
+use crate::fit::FitOptions;
+use crate::fit::FitReport;
 use crate::kernels::Covariance;
 use crate::linalg::parallelism_for;
 use crate::means::PriorMean;
@@ -233,7 +233,7 @@ fn optimize<C: Covariance>(
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
     opts: &FitOptions,
-) -> Result<(C, Vec<f64>, Vec<StartReport>), ModelError> {
+) -> Result<(C, Vec<f64>, Vec<FitReport>), ModelError> {
     let par = parallelism_for(x.nrows());
     let derivatives = |want_fisher: bool| {
         if want_fisher {

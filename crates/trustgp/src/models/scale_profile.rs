@@ -53,6 +53,15 @@ impl ScaleProfile {
         v
     }
 
+    /// Names of the profiled vector's entries given those of the full vector: the scale's
+    /// name goes, and the noise's entry is the ratio `ρ = σ²/c`.
+    pub(crate) fn names(&self, mut full: Vec<String>) -> Vec<String> {
+        let ratio = format!("{}/{}", full[self.noise], full[self.scale]);
+        full.remove(self.scale);
+        full[self.ratio()] = ratio;
+        full
+    }
+
     /// Bounds of the profiled vector given those of the full vector: the scale's bound goes,
     /// and `ln ρ` may range over every difference of a noise and a scale within theirs. The
     /// profiled optimum can therefore lie where `ĉ` or `σ²` is out of bounds; the caller

@@ -277,3 +277,57 @@ fn log_parameters_names_and_bounds() {
         .contains("k2.per.ls"));
     assert_eq!(k, before, "a failed set leaves the kernel unchanged");
 }
+
+#[test]
+fn nesting_and_size_are_bounded_with_clear_errors() {
+    use crate::kernels::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};
+    let nested = |depth: usize| format!("{}se{}", "(".repeat(depth), ")".repeat(depth));
+    // The deepest accepted nesting parses to the bare kernel.
+    assert_eq!(parse(&nested(MAX_EXPR_DEPTH)), parse("se"));
+    // One level more is an error at the offending `(`; 10,000 levels no longer overflow the stack.
+    for depth in [MAX_EXPR_DEPTH + 1, 10_000] {
+        let e = Kernel::parse(&nested(depth)).unwrap_err();
+        assert_eq!(
+            e,
+            KernelError::TooDeep {
+                pos: MAX_EXPR_DEPTH,
+                max: MAX_EXPR_DEPTH
+            }
+        );
+        assert!(e.to_string().contains("nested more than 32 deep"), "{e}");
+    }
+    // The largest accepted product parses; one factor more (or 2,000) is refused at once,
+    // at the first base kernel beyond the limit.
+    let product = |n: usize| vec!["se"; n].join(" * ");
+    assert_eq!(
+        parse(&product(MAX_EXPR_BASES)).bases().len(),
+        MAX_EXPR_BASES
+    );
+    for n in [MAX_EXPR_BASES + 1, 2_000] {
+        let e = Kernel::parse(&product(n)).unwrap_err();
+        assert_eq!(
+            e,
+            KernelError::TooLarge {
+                pos: 5 * MAX_EXPR_BASES,
+                max: MAX_EXPR_BASES
+            }
+        );
+        assert!(e.to_string().contains("more than 64 base kernels"), "{e}");
+    }
+}
+
+#[test]
+fn every_located_error_names_its_position_once() {
+    for input in [
+        "se(var=1x)",
+        "se(dims=[0, 1.5])",
+        "se(ls=[1, x])",
+        "se(var=0)",
+        "se(var=1, var=2)",
+        "(se + per",
+        "sq",
+    ] {
+        let msg = error(input);
+        assert_eq!(msg.matches("at position").count(), 1, "{input:?}: {msg}");
+    }
+}

@@ -11,8 +11,8 @@ use super::computation_aware::{ActionKind, CaConfig, CaGp};
 use super::conjugate::Marginals;
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
-use super::training::{Optimizer, TrainReport};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 
@@ -232,7 +232,7 @@ impl ApproxModel {
     }
 
     /// The training report, when the model was fitted in this process.
-    pub fn report(&self) -> Option<&TrainReport> {
+    pub fn report(&self) -> Option<&FitReport> {
         match self {
             ApproxModel::Sparse(g) => g.report(),
             ApproxModel::Svgp(g, _) => g.report(),

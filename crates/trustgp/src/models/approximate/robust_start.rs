@@ -23,9 +23,9 @@ use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 
+use crate::fit::FitOptions;
 use crate::kernels::Kernel;
 use crate::means::Mean;
-use crate::models::exact::FitOptions;
 use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::weighted_loo::LooPredictive;
 use crate::models::ModelError;
@@ -113,8 +113,8 @@ mod tests {
     use faer::Mat;
 
     use super::*;
+    use crate::fit::Optimizer;
     use crate::models::approximate::{ApproxKind, ApproxModel, ApproxOptions};
-    use crate::models::training::Optimizer;
 
     /// A smooth function with every tenth target shifted up by 6 (asymmetric outliers).
     fn data(n: usize) -> (Mat<f64>, Vec<f64>, Mat<f64>, Vec<f64>) {

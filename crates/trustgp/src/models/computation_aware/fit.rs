@@ -10,11 +10,11 @@ use super::actions::BlockActions;
 use super::elbo::{forward, gradient, Gradient, State};
 use super::likelihood::Weighting;
 use super::{ActionKind, CaConfig, CaGp};
+use crate::fit::maximize;
 use crate::kernels::Kernel;
 use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::inducing::InducingInit;
-use crate::models::training::maximize;
 use crate::models::ModelError;
 use crate::robust::soft_threshold;
 
@@ -190,10 +190,14 @@ impl CaGp {
             let g = gradient(x, &s, &fw);
             Ok((fw.elbo, layout.grad_vec(g)))
         };
+        // The mean and the actions are free: only the hyperparameters can end on a bound.
+        let mut names = template.kernel.param_names();
+        names.push("noise".into());
         let (best, report) = maximize(
             objective,
             &layout.to_vec(&template),
             &layout.bounds(&template),
+            &names,
             &config.optimizer,
             observe,
         )?;

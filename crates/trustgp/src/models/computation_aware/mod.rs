@@ -46,8 +46,8 @@ pub use self::action_set::Actions;
 use self::elbo::{forward, mat_vec, State};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
-use super::training::{Optimizer, TrainReport};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::linalg::Cholesky;
 
@@ -126,7 +126,7 @@ pub struct CaGp {
     /// `ṽ = S a`, the representer weights of the posterior mean.
     v: Vec<f64>,
     elbo: f64,
-    report: Option<TrainReport>,
+    report: Option<FitReport>,
 }
 
 impl CaGp {
@@ -175,7 +175,7 @@ impl CaGp {
         state: State,
         threshold: f64,
         beta: f64,
-        report: Option<TrainReport>,
+        report: Option<FitReport>,
     ) -> Result<CaGp, ModelError> {
         let fw = forward(x.as_ref(), &y, &state)?;
         let v = mat_vec(fw.s.as_ref(), &fw.a);
@@ -264,7 +264,7 @@ impl CaGp {
     }
 
     /// What training did; `None` for a model rebuilt by [`CaGp::from_parts`].
-    pub fn report(&self) -> Option<&TrainReport> {
+    pub fn report(&self) -> Option<&FitReport> {
         self.report.as_ref()
     }
 }

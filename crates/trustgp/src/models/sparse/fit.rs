@@ -6,11 +6,11 @@ use faer::{Mat, MatRef};
 use super::collapsed::Wanted;
 use super::likelihood::WeightSettings;
 use super::{Problem, SparseConfig, SparseGp, SparseKind, KUU_JITTER};
+use crate::fit::maximize;
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
-use crate::models::training::maximize;
 use crate::models::ModelError;
 use crate::robust::{soft_threshold, C_FLOOR};
 
@@ -177,7 +177,11 @@ impl SparseGp {
         let fixed_noise = (!config.learn_noise).then_some(noise);
         let fixed_mean = (!config.learn_mean).then_some(&mean);
         let bounds = layout.bounds(&kernel, config.kind, fixed_noise, fixed_mean);
-        let (best, report) = maximize(objective, &v0, &bounds, &config.optimizer, observe)?;
+        // The inducing inputs are free: only the hyperparameters can end on a bound.
+        let mut names = kernel.param_names();
+        names.push("noise".into());
+        names.extend(mean.param_names());
+        let (best, report) = maximize(objective, &v0, &bounds, &names, &config.optimizer, observe)?;
         let (k, s, mu, z) = layout.unpack(&best, &kernel, &mean, &z0)?;
         let mut gp = SparseGp::build(
             config.kind,

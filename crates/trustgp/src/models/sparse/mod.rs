@@ -30,8 +30,8 @@ use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
 use super::conjugate::Marginals;
 use super::inducing::InducingInit;
-use super::training::{Optimizer, TrainReport};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 
@@ -105,7 +105,7 @@ pub struct SparseGp {
     jitter: f64,
     factors: Factors,
     bound: f64,
-    report: Option<TrainReport>,
+    report: Option<FitReport>,
 }
 
 /// The training data and fixed settings that the bound is a function of.
@@ -306,7 +306,7 @@ impl SparseGp {
     }
 
     /// The training run's report (`None` for a model built with [`SparseGp::from_parts`]).
-    pub fn report(&self) -> Option<&TrainReport> {
+    pub fn report(&self) -> Option<&FitReport> {
         self.report.as_ref()
     }
 }

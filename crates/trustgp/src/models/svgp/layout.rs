@@ -137,4 +137,20 @@ impl Layout {
         }
         b
     }
+
+    /// Names of the entries, in the order of [`Layout::bounds`] (for the fit report).
+    pub(super) fn names(&self, state: &State) -> Vec<String> {
+        let mut names = Vec::new();
+        if self.variational {
+            names.extend((0..self.m).map(|i| format!("q.m[{i}]")));
+            names.extend(self.triangle().map(|(i, j)| format!("q.L[{i},{j}]")));
+        }
+        names.extend(state.kernel.param_names());
+        names.extend(state.likelihood.param_names().iter().map(|s| s.to_string()));
+        names.extend(state.mean.param_names());
+        if self.inducing {
+            names.extend((0..self.m).flat_map(|a| (0..self.d).map(move |c| format!("z[{a},{c}]"))));
+        }
+        names
+    }
 }

@@ -48,8 +48,8 @@ use self::state::{State, Whitened, CHUNK};
 use super::checks::check_training_data;
 use super::conjugate::Marginals;
 use super::inducing::InducingInit;
-use super::training::{Optimizer, TrainReport};
 use super::ModelError;
+use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 
@@ -111,7 +111,7 @@ pub struct Svgp {
     state: State,
     /// `L⁻¹` and `S̃ − I`, kept for prediction.
     whitened: Whitened,
-    report: Option<TrainReport>,
+    report: Option<FitReport>,
 }
 
 impl Svgp {
@@ -324,7 +324,7 @@ impl Svgp {
     /// `objective` is the optimiser's last ELBO estimate (a minibatch estimate unless the batch
     /// is the full data, taken before the final natural-gradient pass), unnormalised like
     /// [`Svgp::elbo`].
-    pub fn report(&self) -> Option<&TrainReport> {
+    pub fn report(&self) -> Option<&FitReport> {
         self.report.as_ref()
     }
 }

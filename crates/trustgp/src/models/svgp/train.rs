@@ -1,5 +1,5 @@
 //! Training: one optimiser step per minibatch through the shared loop
-//! [`maximize`](crate::models::training::maximize).
+//! [`maximize`](crate::fit::maximize).
 //!
 //! * An epoch is a seeded shuffled pass over the data, cut into `⌈n/b⌉` batches of nearly equal
 //!   size (each a uniformly random subset, so every batch estimate is unbiased and none is a
@@ -24,7 +24,7 @@ use super::layout::Layout;
 use super::natural::{natural_step, MINIBATCH_STEP};
 use super::state::{State, Whitened};
 use super::{SvgpConfig, SvgpLikelihood};
-use crate::models::training::{maximize, Optimizer, TrainReport};
+use crate::fit::{maximize, FitReport, Optimizer};
 use crate::models::ModelError;
 
 /// Seeded minibatches: shuffled passes over `0..n`, each cut into nearly equal batches.
@@ -66,7 +66,7 @@ pub(super) fn train(
     init: State,
     config: &SvgpConfig,
     observe: &mut dyn FnMut(usize, f64),
-) -> Result<(State, TrainReport), ModelError> {
+) -> Result<(State, FitReport), ModelError> {
     let n = x.nrows();
     let batch = config.batch_size.min(n);
     let adam = matches!(config.optimizer, Optimizer::Adam(_));
@@ -82,6 +82,7 @@ pub(super) fn train(
     let layout = Layout::new(&init, !natural, config.learn_inducing);
     let x0 = layout.pack(&init)?;
     let bounds = layout.bounds(&init);
+    let names = layout.names(&init);
     let mut batches = Batches::new(n, batch, config.seed);
     let mut q = (init.m_tilde.clone(), init.l_tilde.clone());
     let need = Need::Gradient {
@@ -111,9 +112,10 @@ pub(super) fn train(
         });
         Ok((elbo.value / n as f64, grad))
     };
-    let (p, mut report) = maximize(objective, &x0, &bounds, &config.optimizer, observe)?;
+    let (p, mut report) = maximize(objective, &x0, &bounds, &names, &config.optimizer, observe)?;
     // Reported like `Svgp::elbo`: a sum over the data, not a per-datum value.
     report.objective *= n as f64;
+    report.initial_objective *= n as f64;
     let mut state = layout.unpack(&init, &p)?;
     if natural {
         (state.m_tilde, state.l_tilde) = q;

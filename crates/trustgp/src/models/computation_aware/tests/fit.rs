@@ -7,13 +7,13 @@ use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
 use super::{kernel, problem, random_blocks, rebuilt};
+use crate::fit::Optimizer;
 use crate::kernels::Kernel;
 use crate::models::computation_aware::action_set::ActionSet;
 use crate::models::computation_aware::actions::BlockActions;
 use crate::models::computation_aware::elbo::{forward, State};
 use crate::models::computation_aware::likelihood::Weighting;
 use crate::models::computation_aware::{Actions, CaConfig, CaGp};
-use crate::models::training::Optimizer;
 use crate::models::ModelError;
 
 fn config(robust: bool, actions: usize) -> CaConfig {

@@ -4,9 +4,9 @@
 use faer::Mat;
 
 use super::*;
+use crate::fit::Optimizer;
 use crate::models::inducing::InducingInit;
 use crate::models::sparse::SparseConfig;
-use crate::models::training::Optimizer;
 use crate::models::ModelError;
 
 fn config(kind: SparseKind, inducing: usize) -> SparseConfig {

@@ -4,8 +4,8 @@ use faer::Mat;
 
 use super::super::{Svgp, SvgpConfig, SvgpLikelihood};
 use super::*;
+use crate::fit::Optimizer;
 use crate::models::inducing::InducingInit;
-use crate::models::training::Optimizer;
 use crate::models::ModelError;
 
 fn config(likelihood: SvgpLikelihood, natural_gradients: bool) -> SvgpConfig {

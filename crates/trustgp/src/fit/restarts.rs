@@ -6,36 +6,21 @@
 //! problems run their starts in parallel, one core each; large ones run them one after the
 //! other with the factorisations using every core (rayon is never nested inside faer).
 
+use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
+use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use super::ModelError;
+use super::FitReport;
 use crate::linalg::Parallelism;
+use crate::models::ModelError;
 use crate::optim::{minimize_lbfgsb, CurvedEvaluation, LbfgsOptions, StopWhen, WithCurvature};
 
 /// How far (in log units) a random restart may start from the initial parameters.
 const RESTART_SPREAD: f64 = 2.0;
-
-/// What happened in one optimiser start.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct StartReport {
-    /// Index of the start (0 = the initial parameters).
-    pub start: usize,
-    /// Final value of the maximised objective (the log marginal likelihood for the GP;
-    /// −∞ if the start failed).
-    pub objective: f64,
-    /// Objective evaluations.
-    pub evals: usize,
-    /// Iterations.
-    pub iterations: usize,
-    /// Whether the optimiser's convergence test was met.
-    pub converged: bool,
-    /// The optimiser's final message, or the error of a failed start.
-    pub message: String,
-}
 
 /// A value, its gradient and, when asked for and available, a positive semi-definite
 /// approximation of the *negated* Hessian (a Fisher or Gauss–Newton matrix).
@@ -50,22 +35,25 @@ where
 }
 
 /// Maximise `objective` (`(v, want_curvature)` → value, gradient and curvature, or why the
-/// point failed) over the box `bounds` from `x0` and `restarts` seeded random starts; returns
-/// the best point and a report per start.
+/// point failed) over the box `bounds` (whose entries `names` names) from `x0` and `restarts`
+/// seeded random starts; returns the best point and a report per start.
 pub(crate) fn maximize<F>(
     objective: F,
     x0: &[f64],
     bounds: &[(f64, f64)],
+    names: &[String],
     restarts: usize,
     seed: u64,
     lbfgs: &LbfgsOptions,
     par: Parallelism,
-) -> Result<(Vec<f64>, Vec<StartReport>), ModelError>
+) -> Result<(Vec<f64>, Vec<FitReport>), ModelError>
 where
     F: Fn(&[f64], bool) -> Result<Evaluation, String> + Sync,
 {
     let never = AtomicBool::new(false);
-    maximize_until(&never, objective, x0, bounds, restarts, seed, lbfgs, par)
+    maximize_until(
+        &never, objective, x0, bounds, names, restarts, seed, lbfgs, par,
+    )
 }
 
 /// [`maximize`], with every start ending (after the evaluation in progress) once `stop` is set:
@@ -76,11 +64,12 @@ pub(crate) fn maximize_until<F>(
     objective: F,
     x0: &[f64],
     bounds: &[(f64, f64)],
+    names: &[String],
     restarts: usize,
     seed: u64,
     lbfgs: &LbfgsOptions,
     par: Parallelism,
-) -> Result<(Vec<f64>, Vec<StartReport>), ModelError>
+) -> Result<(Vec<f64>, Vec<FitReport>), ModelError>
 where
     F: Fn(&[f64], bool) -> Result<Evaluation, String> + Sync,
 {
@@ -97,38 +86,31 @@ where
                 .collect(),
         );
     }
-    let run = |(i, s): (usize, &Vec<f64>)| -> (StartReport, Option<Vec<f64>>) {
+    let run = |(i, s): (usize, &Vec<f64>)| -> (FitReport, Option<Vec<f64>>) {
+        let clock = Instant::now();
+        // The objective at the start: the first evaluation of every run is at its start point.
+        let initial = Cell::new(None);
         // The curvature approximates the negated Hessian already: it carries over unchanged.
         let negated = |v: &[f64], want: bool| -> Result<Evaluation, String> {
-            let (f, g, curvature) = objective(v, want)?;
+            let evaluated = objective(v, want);
+            if initial.get().is_none() {
+                initial.set(Some(evaluated.as_ref().map_or(f64::NAN, |e| e.0)));
+            }
+            let (f, g, curvature) = evaluated?;
             Ok((-f, g.iter().map(|gi| -gi).collect(), curvature))
         };
-        match minimize_lbfgsb(StopWhen(WithCurvature(negated), stop), s, bounds, lbfgs) {
-            Ok(r) => (
-                StartReport {
-                    start: i,
-                    objective: -r.f,
-                    evals: r.n_evals,
-                    iterations: r.n_iter,
-                    converged: r.converged,
-                    message: r.message,
-                },
-                Some(r.x),
-            ),
-            Err(e) => (
-                StartReport {
-                    start: i,
-                    objective: f64::NEG_INFINITY,
-                    evals: 0,
-                    iterations: 0,
-                    converged: false,
-                    message: e.to_string(),
-                },
-                None,
-            ),
+        let result = minimize_lbfgsb(StopWhen(WithCurvature(negated), stop), s, bounds, lbfgs);
+        let seconds = clock.elapsed().as_secs_f64();
+        match result {
+            Ok(r) => {
+                let initial = initial.get().unwrap_or(f64::NAN);
+                let report = FitReport::from_negated(i, &r, initial, seconds, bounds, names);
+                (report, Some(r.x))
+            }
+            Err(e) => (FitReport::failed(i, e.to_string(), seconds), None),
         }
     };
-    let results: Vec<(StartReport, Option<Vec<f64>>)> =
+    let results: Vec<(FitReport, Option<Vec<f64>>)> =
         if starts.len() > 1 && par == Parallelism::Sequential {
             starts.par_iter().enumerate().map(run).collect()
         } else {
@@ -139,7 +121,7 @@ where
         .filter_map(|(r, v)| v.as_ref().map(|v| (r.objective, v)))
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, v)| v.clone());
-    let reports: Vec<StartReport> = results.into_iter().map(|(r, _)| r).collect();
+    let reports: Vec<FitReport> = results.into_iter().map(|(r, _)| r).collect();
     match best {
         Some(v) => Ok((v, reports)),
         None => Err(ModelError::Invalid(format!(

@@ -1,4 +1,5 @@
-//! The training loop shared by the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP).
+//! One optimiser run with a progress observer: the training loop of the approximate models
+//! (SGPR, SVGP, RCSVGP, CaGP, RCaGP).
 //!
 //! Every approximate model maximises an objective (an ELBO or a collapsed bound) over a flat
 //! vector of unconstrained parameters. Deterministic objectives default to L-BFGS, which needs
@@ -8,7 +9,8 @@
 
 use std::time::Instant;
 
-use super::ModelError;
+use super::FitReport;
+use crate::models::ModelError;
 use crate::optim::{minimize_adam, minimize_lbfgsb, AdamOptions, LbfgsOptions, OptimResult};
 
 /// Which optimiser trains the model, with its settings.
@@ -55,25 +57,9 @@ impl Optimizer {
     }
 }
 
-/// What a training run did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TrainReport {
-    /// The objective (to be maximised) at the returned parameters.
-    pub objective: f64,
-    /// Optimiser iterations (accepted steps).
-    pub iterations: usize,
-    /// Objective evaluations.
-    pub evaluations: usize,
-    /// Whether a convergence rule (not a limit) stopped the run.
-    pub converged: bool,
-    /// Why the run stopped.
-    pub message: String,
-    /// Wall-clock seconds.
-    pub seconds: f64,
-}
-
 /// Maximises `objective` (value and gradient in the unconstrained parameters) from `x0` within
-/// `bounds`, calling `observe(evaluation, value)` after every successful evaluation.
+/// `bounds` (whose entries `names` names, for the report), calling `observe(evaluation, value)`
+/// after every successful evaluation.
 ///
 /// Returns the final parameters and the report.
 ///
@@ -83,17 +69,23 @@ pub fn maximize<F>(
     mut objective: F,
     x0: &[f64],
     bounds: &[(f64, f64)],
+    names: &[String],
     optimizer: &Optimizer,
     observe: &mut dyn FnMut(usize, f64),
-) -> Result<(Vec<f64>, TrainReport), ModelError>
+) -> Result<(Vec<f64>, FitReport), ModelError>
 where
     F: FnMut(&[f64]) -> Result<(f64, Vec<f64>), ModelError>,
 {
     let start = Instant::now();
     let mut evaluations = 0;
+    // The objective at `x0`, where both optimisers evaluate first.
+    let mut initial = f64::NAN;
     let negated = |x: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
         let (f, g) = objective(x)?;
         evaluations += 1;
+        if evaluations == 1 {
+            initial = f;
+        }
         if f.is_finite() {
             observe(evaluations, f);
         }
@@ -103,14 +95,8 @@ where
         Optimizer::Adam(opts) => minimize_adam(negated, x0, bounds, opts)?,
         Optimizer::Lbfgs(opts) => minimize_lbfgsb(negated, x0, bounds, opts)?,
     };
-    let report = TrainReport {
-        objective: -result.f,
-        iterations: result.n_iter,
-        evaluations: result.n_evals,
-        converged: result.converged,
-        message: result.message.clone(),
-        seconds: start.elapsed().as_secs_f64(),
-    };
+    let seconds = start.elapsed().as_secs_f64();
+    let report = FitReport::from_negated(0, &result, initial, seconds, bounds, names);
     Ok((result.x, report))
 }
 
@@ -133,7 +119,7 @@ mod tests {
             (Optimizer::adam_early_stopping(5000, 0.05, 20, 1e-10), 3e-2),
         ] {
             let mut seen = Vec::new();
-            let (x, report) = maximize(quadratic, &[0.0, 0.0], &bounds, &opt, &mut |i, f| {
+            let (x, report) = maximize(quadratic, &[0.0, 0.0], &bounds, &[], &opt, &mut |i, f| {
                 seen.push((i, f))
             })
             .unwrap();
@@ -153,11 +139,76 @@ mod tests {
             quadratic,
             &[0.0, 0.0],
             &[(-10.0, 10.0); 2],
+            &[],
             &Optimizer::adam_fixed_steps(50, 0.01),
             &mut |_, _| {},
         )
         .unwrap();
         assert_eq!(report.iterations, 50);
         assert!(!report.converged);
+    }
+
+    #[test]
+    fn a_diverging_adam_run_is_not_converged_and_is_warned_about() {
+        // A learning rate far beyond the problem's scale throws Adam to the box's corners,
+        // where its plateau rule (the windowed mean stops moving) would call it converged.
+        let names = ["a".to_string(), "b".to_string()];
+        let opt = Optimizer::adam_early_stopping(200, 1e10, 5, 1e-4);
+        let (x, report) = maximize(
+            quadratic,
+            &[0.9, -1.9],
+            &[(-10.0, 10.0); 2],
+            &names,
+            &opt,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(report.initial_objective, quadratic(&[0.9, -1.9]).unwrap().0);
+        assert_eq!(report.objective, quadratic(&x).unwrap().0);
+        assert!(report.ended_worse() && !report.converged, "{report:?}");
+        let w = report.warnings();
+        assert!(w.iter().any(|w| w.contains("worse objective")), "{w:?}");
+        // Both parameters were thrown onto a bound, and the warning names them.
+        assert!(x.iter().all(|v| v.abs() == 10.0), "{x:?}");
+        assert!(
+            w.iter().any(|w| w.contains("a (") && w.contains("b (")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn an_iteration_cap_and_a_bound_are_warned_about_by_name() {
+        let names = ["a".to_string(), "b".to_string()];
+        // Two L-BFGS iterations cannot reach the optimum from far away: a limit, not convergence.
+        let (_, capped) = maximize(
+            quadratic,
+            &[-8.0, 7.0],
+            &[(-10.0, 10.0); 2],
+            &names,
+            &Optimizer::lbfgs(2),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(!capped.converged && !capped.ended_worse(), "{capped:?}");
+        let w = capped.warnings();
+        assert!(
+            w.len() == 1 && w[0].contains("without converging") && w[0].contains("2 iterations"),
+            "{w:?}"
+        );
+        // The maximum at b = −2 lies outside b ≥ 0: b ends on its lower bound, a inside.
+        let (x, bounded) = maximize(
+            quadratic,
+            &[0.0, 3.0],
+            &[(-10.0, 10.0), (0.0, 10.0)],
+            &names,
+            &Optimizer::lbfgs(100),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!((x[0] - 1.0).abs() < 1e-6 && x[1] == 0.0, "{x:?}");
+        assert!(bounded.converged, "{bounded:?}");
+        assert_eq!(bounded.at_bounds, ["b (lower)"]);
+        let w = bounded.warnings();
+        assert!(w.len() == 1 && w[0].contains("b (lower)"), "{w:?}");
     }
 }
