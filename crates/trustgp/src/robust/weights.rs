@@ -1,5 +1,9 @@
-//! The inverse multiquadric (IMQ) weights of the robust conjugate GPs, one per observation,
-//! and their soft thresholds. The weight algebra (`ŵ`, `g`) is [`ImqPoint`]'s.
+//! The inverse multiquadric (IMQ) weight of the robust conjugate GPs.
+//!
+//! ```text
+//! w(x, y) = β (1 + ((y − γ(x)) / c)²)^(−1/2),       ŵ = w/β = (1 + u²)^(−1/2),  u = (y − γ)/c,
+//! g = ∂ log w² / ∂y = −2u / (c (1 + u²))            (γ and c held fixed)
+//! ```
 //!
 //! With `β = σ/√2` the observation gets the effective noise variance `σ²/ŵ²` and its target
 //! is shifted by `σ² g`, so an observation at its centre (`ŵ = 1`, `g = 0`) is treated exactly

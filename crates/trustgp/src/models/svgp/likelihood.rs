@@ -20,18 +20,12 @@ impl SvgpLikelihood {
     /// Names of the natural parameters, in the order of
     /// [`Svgp::likelihood`](super::Svgp::likelihood).
     pub fn param_names(self) -> &'static [&'static str] {
-        match self {
-            SvgpLikelihood::Gaussian => &["noise"],
-            SvgpLikelihood::StudentT => &["nu", "scale2"],
-        }
+        self.prototype().param_names()
     }
 
     /// The short name (`gaussian`, `student_t`).
     pub fn name(self) -> &'static str {
-        match self {
-            SvgpLikelihood::Gaussian => "gaussian",
-            SvgpLikelihood::StudentT => "student_t",
-        }
+        self.prototype().name()
     }
 
     /// The likelihood named by [`SvgpLikelihood::name`], if any.
@@ -46,7 +40,7 @@ impl SvgpLikelihood {
     /// # Errors
     /// A wrong count, or a value out of its domain (σ², s² positive and finite; ν > 2 finite).
     pub(super) fn build(self, natural: &[f64]) -> Result<Box<dyn Likelihood>, ModelError> {
-        if natural.len() != self.n_params() {
+        if natural.len() != self.initial(1.0).len() {
             return Err(ModelError::Invalid(format!(
                 "the {} likelihood has {} parameters ({}), got {}",
                 self.name(),
@@ -66,16 +60,20 @@ impl SvgpLikelihood {
 
     /// The likelihood at unconstrained parameters (any finite values map into the domain).
     pub(super) fn build_unconstrained(self, u: &[f64]) -> Result<Box<dyn Likelihood>, ModelError> {
-        let mut lik = self.build(&self.initial(1.0))?;
+        let mut lik = self.prototype();
         lik.set_unconstrained(u).map_err(invalid)?;
         Ok(lik)
     }
 
     /// The optimiser's box for the unconstrained parameters.
     pub(super) fn bounds(self) -> Vec<(f64, f64)> {
+        self.prototype().bounds()
+    }
+
+    /// The likelihood at its initial parameters: what names, counts and boxes are read from.
+    fn prototype(self) -> Box<dyn Likelihood> {
         self.build(&self.initial(1.0))
             .expect("the initial parameters of every likelihood are in its domain")
-            .bounds()
     }
 
     /// Initial natural parameters from the initial noise (σ², or the Student-t scale s² with
