@@ -20,7 +20,7 @@ use serde_json::json;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
 use trustgp::kernels::Kernel;
 use trustgp::means::PriorMean;
-use trustgp::models::conjugate::Marginals;
+use trustgp::posterior::Marginals;
 use trustgp::models::exact::FitOptions;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
@@ -293,7 +293,7 @@ fn student_t(
 }
 
 /// RMSE and mean NLPD over every observed test entry (both outputs).
-fn score(pred: &[trustgp::models::conjugate::Marginals], y: &Mat<f64>) -> (f64, f64) {
+fn score(pred: &[trustgp::posterior::Marginals], y: &Mat<f64>) -> (f64, f64) {
     let mut se = 0.0;
     let mut nl = 0.0;
     let mut count = 0.0;

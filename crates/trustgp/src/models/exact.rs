@@ -18,7 +18,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
-use super::conjugate::{ConjugatePosterior, Marginals};
+use super::conjugate::ConjugatePosterior;
+use crate::posterior::Marginals;
 use super::evidence::{evidence, Scale};
 use super::hyper::GpHyper;
 pub use super::multistart::StartReport;

@@ -10,7 +10,8 @@ use std::sync::Mutex;
 
 use faer::{Mat, MatRef};
 
-use super::conjugate::{ConjugatePosterior, Marginals};
+use super::conjugate::ConjugatePosterior;
+use crate::posterior::Marginals;
 use super::evidence::{evidence, Scale};
 use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;

@@ -10,7 +10,7 @@
 
 use faer::{Mat, MatRef};
 
-use super::conjugate::Marginals;
+use crate::posterior::Marginals;
 use super::exact::FitOptions;
 use super::mogp::MultiOutputGp;
 use super::multistart::StartReport;

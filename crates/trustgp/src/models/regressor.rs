@@ -10,7 +10,7 @@ use std::time::Instant;
 use faer::{Mat, MatRef};
 
 use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
-use super::conjugate::Marginals;
+use crate::posterior::Marginals;
 use super::exact::{ExactGp, FitOptions, StartReport};
 use super::hyper::GpHyper;
 use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};

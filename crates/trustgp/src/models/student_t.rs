@@ -56,6 +56,7 @@ use crate::optim::{minimize_lbfgsb, LbfgsOptions};
 
 mod laplace;
 mod likelihood;
+mod posterior;
 
 use laplace::{evaluate, MODE_TOL};
 pub(crate) use likelihood::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};

@@ -8,7 +8,7 @@ mod robust_start;
 use faer::{Mat, MatRef};
 
 use super::computation_aware::{ActionKind, CaConfig, CaGp};
-use super::conjugate::Marginals;
+use crate::posterior::Marginals;
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use super::training::{Optimizer, TrainReport};

@@ -19,6 +19,7 @@
 mod collapsed;
 mod fit;
 mod likelihood;
+mod posterior;
 mod predict;
 #[cfg(test)]
 mod tests;
@@ -28,7 +29,7 @@ use faer::{Mat, MatRef};
 use self::collapsed::{collapsed_bound, Factors, Wanted};
 use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
-use super::conjugate::Marginals;
+use crate::posterior::Marginals;
 use super::inducing::InducingInit;
 use super::training::{Optimizer, TrainReport};
 use super::ModelError;
