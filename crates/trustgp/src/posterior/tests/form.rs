@@ -46,7 +46,7 @@ fn s_is_the_signed_sum_of_its_terms() {
     let kernel = Kernel::parse("se(ls=0.5)").unwrap();
     let form = LinearGaussian::new(
         &kernel,
-        Cow::Owned(Mean::Zero),
+        Cow::<Mean>::Owned(Mean::Zero),
         support.as_ref(),
         &t,
         vec![
@@ -103,7 +103,7 @@ fn parts_that_do_not_fit_are_refused() {
     let l = lower(3, 31);
     let short = vec![0.0; 3];
     let err = |t: &[f64], terms: Vec<Term<'_>>| {
-        match LinearGaussian::new(&kernel, Cow::Owned(Mean::Zero), support.as_ref(), t, terms) {
+        match LinearGaussian::new(&kernel, Cow::<Mean>::Owned(Mean::Zero), support.as_ref(), t, terms) {
             Err(ModelError::Invalid(m)) => m,
             other => panic!("expected an error, got {other:?}"),
         }
@@ -118,14 +118,18 @@ fn parts_that_do_not_fit_are_refused() {
     assert!(err(&t, vec![chain]).contains("term 0 of S does not act on the 4 support points"));
 }
 
+/// The message of an expected error.
+fn msg<T: std::fmt::Debug>(r: Result<T, ModelError>) -> String {
+    r.expect_err("an error").to_string()
+}
+
 #[test]
 fn bad_test_inputs_are_errors_not_panics() {
     let kernel = Kernel::parse("se(ls=0.5)").unwrap();
     let support = uniform(4, 2, -1.0, 1.0, 40);
     let t = vec![0.5; 4];
     let form =
-        LinearGaussian::new(&kernel, Cow::Owned(Mean::Zero), support.as_ref(), &t, vec![]).unwrap();
-    let msg = |r: Result<_, ModelError>| r.err().expect("an error").to_string();
+        LinearGaussian::new(&kernel, Cow::<Mean>::Owned(Mean::Zero), support.as_ref(), &t, vec![]).unwrap();
     let wide = uniform(2, 3, -1.0, 1.0, 41);
     assert!(msg(form.marginals(wide.as_ref())).contains("test inputs have 3 columns"));
     let mut nan = uniform(2, 2, -1.0, 1.0, 42);
@@ -142,7 +146,7 @@ fn bad_test_inputs_are_errors_not_panics() {
     .unwrap();
     let zt = with_task(support.as_ref(), 0);
     let mean = TaskMean(vec![0.0, 0.0]);
-    let form = LinearGaussian::new(&mo, Cow::Owned(mean), zt.as_ref(), &t, vec![]).unwrap();
+    let form = LinearGaussian::new(&mo, Cow::<TaskMean>::Owned(mean), zt.as_ref(), &t, vec![]).unwrap();
     let xs = with_task(uniform(2, 2, -1.0, 1.0, 43).as_ref(), 2);
     assert!(msg(form.joint(xs.as_ref())).contains("task index 2"));
     assert!(form.marginals(with_task(xs.subcols(0, 2), 1).as_ref()).is_ok());

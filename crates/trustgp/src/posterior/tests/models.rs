@@ -3,8 +3,8 @@
 use faer::Mat;
 
 use super::{check_form, check_posterior, uniform};
-use crate::kernels::{Covariance, Kernel};
-use crate::means::{Mean, PriorMean};
+use crate::kernels::Kernel;
+use crate::means::Mean;
 use crate::models::computation_aware::{Actions, CaGp};
 use crate::models::exact::{ExactGp, FitOptions};
 use crate::models::hyper::GpHyper;
@@ -13,7 +13,7 @@ use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::sparse::{SparseGp, SparseKind};
 use crate::models::student_t::{StudentTGp, StudentTSettings};
 use crate::models::svgp::{Svgp, SvgpLikelihood};
-use crate::posterior::{with_task, LinearGaussian, LinearGaussianForm, Marginals, Posterior};
+use crate::posterior::{with_task, LinearGaussian, LinearGaussianForm, Marginals};
 
 const N: usize = 20;
 
@@ -100,7 +100,7 @@ fn multi_output(kind: MultiOutputKind) -> MultiOutputModel {
     });
     let cfg = MultiOutputConfig {
         kind,
-        kernels: vec![Kernel::parse("se(ls=[0.8, 1.3])").unwrap()],
+        kernels: vec![Kernel::parse("se(ls=[0.8, 1.3]) + lin(var=0.2)").unwrap()],
         rank: None,
         shared_noise: false,
         noise: 0.05,
@@ -190,8 +190,7 @@ fn svgp_student_t() {
 
 fn computation_aware(actions: Actions, robust: bool) {
     let (x, y) = data();
-    let kernel = Kernel::parse("const(var=0.9) * se(ls=[0.8, 1.3])").unwrap();
-    let gp = CaGp::from_parts(x, y, kernel, 0.05, 0.1, actions, 0.5, 1.0, robust).unwrap();
+    let gp = CaGp::from_parts(x, y, kernel(), 0.05, 0.1, actions, 0.5, 1.0, robust).unwrap();
     let xs = test_inputs();
     check_posterior(&gp, xs.as_ref(), 2);
     check_form(&gp.linear_gaussian(), xs.as_ref(), &gp.predict(xs.as_ref()));
