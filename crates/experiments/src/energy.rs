@@ -20,13 +20,13 @@ use serde_json::json;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
 use trustgp::kernels::Kernel;
 use trustgp::means::PriorMean;
-use trustgp::posterior::Marginals;
 use trustgp::models::exact::FitOptions;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
 use trustgp::models::student_t::{StudentTGp, StudentTSettings};
 use trustgp::models::tasks::all_outputs;
+use trustgp::posterior::Marginals;
 
 /// Arguments.
 #[derive(clap::Args, Debug)]

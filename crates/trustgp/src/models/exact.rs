@@ -19,7 +19,6 @@ use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
 use super::conjugate::ConjugatePosterior;
-use crate::posterior::Marginals;
 use super::evidence::{evidence, Scale};
 use super::hyper::GpHyper;
 pub use super::multistart::StartReport;
@@ -28,6 +27,7 @@ use super::scale_profile::ScaleProfile;
 use super::ModelError;
 use crate::linalg::{parallelism_for, Cholesky, Parallelism};
 use crate::optim::LbfgsOptions;
+use crate::posterior::Marginals;
 
 /// Log marginal likelihood with its gradient (with respect to [`GpHyper::to_vec`]).
 #[derive(Clone, Debug)]

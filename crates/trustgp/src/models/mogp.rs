@@ -11,7 +11,6 @@ use std::sync::Mutex;
 use faer::{Mat, MatRef};
 
 use super::conjugate::ConjugatePosterior;
-use crate::posterior::Marginals;
 use super::evidence::{evidence, Scale};
 use super::exact::FitOptions;
 use super::hyper::NOISE_BOUNDS;
@@ -20,6 +19,7 @@ use super::ModelError;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;
+use crate::posterior::Marginals;
 
 /// Checks shared by the grouped-noise models: matching lengths, finite targets, valid groups
 /// and positive noise variances.

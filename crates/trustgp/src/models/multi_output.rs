@@ -10,7 +10,6 @@
 
 use faer::{Mat, MatRef};
 
-use crate::posterior::Marginals;
 use super::exact::FitOptions;
 use super::mogp::MultiOutputGp;
 use super::multistart::StartReport;
@@ -19,6 +18,7 @@ use super::tasks::{all_outputs, TaskEntries};
 use super::ModelError;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{PriorMean, TaskMean};
+use crate::posterior::Marginals;
 use crate::robust::{fast_mcd, median_in_place, McdOptions};
 
 /// Which multi-output model.

@@ -10,7 +10,6 @@ use std::time::Instant;
 use faer::{Mat, MatRef};
 
 use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
-use crate::posterior::Marginals;
 use super::exact::{ExactGp, FitOptions, StartReport};
 use super::hyper::GpHyper;
 use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
@@ -19,6 +18,7 @@ use super::ModelError;
 use crate::data::{Dataset, Standardizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 /// The kernel used when the user names none: a learnable scale times an ARD squared
 /// exponential whose lengthscales start from the data.

@@ -79,7 +79,11 @@ impl Term<'_> {
     }
 
     /// `L_r⁻¹ ⋯ L_1⁻¹ Pᵀ k` for the columns `k` of `kz`.
-    fn forward(project: Option<MatRef<'_, f64>>, lower: &[MatRef<'_, f64>], kz: MatRef<'_, f64>) -> Mat<f64> {
+    fn forward(
+        project: Option<MatRef<'_, f64>>,
+        lower: &[MatRef<'_, f64>],
+        kz: MatRef<'_, f64>,
+    ) -> Mat<f64> {
         let mut v = match project {
             Some(p) => p.transpose() * kz,
             None => kz.to_owned(),
@@ -106,7 +110,10 @@ impl Term<'_> {
             Term::Dense { sign, a } => {
                 let ak = *a * kz;
                 for (j, qj) in q.iter_mut().enumerate() {
-                    *qj += sign * (0..kz.nrows()).map(|i| kz[(i, j)] * ak[(i, j)]).sum::<f64>();
+                    *qj += sign
+                        * (0..kz.nrows())
+                            .map(|i| kz[(i, j)] * ak[(i, j)])
+                            .sum::<f64>();
                 }
             }
         }
@@ -370,9 +377,10 @@ impl<'a, C: Covariance, M: PriorMean> LinearGaussian<'a, C, M> {
             + self.mean.grad_inputs(xs);
         let sk = self.apply_s(kz.as_ref());
         let var = self.covariance.grad_inputs_diag(xs)
-            - 2.0 * self
-                .covariance
-                .grad_inputs_cross(xs, self.support, sk.transpose());
+            - 2.0
+                * self
+                    .covariance
+                    .grad_inputs_cross(xs, self.support, sk.transpose());
         MarginalGradients {
             marginals,
             mean,

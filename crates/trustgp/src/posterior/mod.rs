@@ -158,9 +158,11 @@ impl<P: LinearGaussianForm> Posterior for P {
 /// appended), what the multi-output posteriors take.
 pub fn with_task(xs: MatRef<'_, f64>, task: usize) -> Mat<f64> {
     let d = xs.ncols();
-    Mat::from_fn(
-        xs.nrows(),
-        d + 1,
-        |i, c| if c < d { xs[(i, c)] } else { task as f64 },
-    )
+    Mat::from_fn(xs.nrows(), d + 1, |i, c| {
+        if c < d {
+            xs[(i, c)]
+        } else {
+            task as f64
+        }
+    })
 }

@@ -8,13 +8,13 @@ mod robust_start;
 use faer::{Mat, MatRef};
 
 use super::computation_aware::{ActionKind, CaConfig, CaGp};
-use crate::posterior::Marginals;
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use super::training::{Optimizer, TrainReport};
 use super::ModelError;
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 pub use record::ApproxRecord;
 pub use robust_start::{robust_start, START_ROWS};

@@ -16,9 +16,7 @@ impl LinearGaussianForm for CaGp {
     fn linear_gaussian(&self) -> LinearGaussian<'_, Kernel, Mean> {
         LinearGaussian::of_model(
             &self.state.kernel,
-            Cow::Owned(Mean::Constant {
-                c: self.state.mean,
-            }),
+            Cow::Owned(Mean::Constant { c: self.state.mean }),
             self.x.as_ref(),
             &self.v,
             vec![Term::Chain {

@@ -29,12 +29,12 @@ use faer::{Mat, MatRef};
 use self::collapsed::{collapsed_bound, Factors, Wanted};
 use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
-use crate::posterior::Marginals;
 use super::inducing::InducingInit;
 use super::training::{Optimizer, TrainReport};
 use super::ModelError;
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 /// The jitter added to the diagonal of `K_uu` (spec §6.1); the factorisation escalates it
 /// further only if that is not enough.

@@ -50,12 +50,12 @@ use faer::{Mat, MatRef};
 use self::elbo::{evaluate, kl, Need, Rows};
 use self::state::{State, Whitened, CHUNK};
 use super::checks::check_training_data;
-use crate::posterior::Marginals;
 use super::inducing::InducingInit;
 use super::training::{Optimizer, TrainReport};
 use super::ModelError;
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 /// The observation model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

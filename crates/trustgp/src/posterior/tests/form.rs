@@ -102,11 +102,15 @@ fn parts_that_do_not_fit_are_refused() {
     let support = uniform(4, 2, -1.0, 1.0, 30);
     let l = lower(3, 31);
     let short = vec![0.0; 3];
-    let err = |t: &[f64], terms: Vec<Term<'_>>| {
-        match LinearGaussian::new(&kernel, Cow::<Mean>::Owned(Mean::Zero), support.as_ref(), t, terms) {
-            Err(ModelError::Invalid(m)) => m,
-            other => panic!("expected an error, got {other:?}"),
-        }
+    let err = |t: &[f64], terms: Vec<Term<'_>>| match LinearGaussian::new(
+        &kernel,
+        Cow::<Mean>::Owned(Mean::Zero),
+        support.as_ref(),
+        t,
+        terms,
+    ) {
+        Err(ModelError::Invalid(m)) => m,
+        other => panic!("expected an error, got {other:?}"),
     };
     assert!(err(&short, vec![]).contains("t has 3 entries but there are 4 support points"));
     let t = vec![0.0; 4];
@@ -128,8 +132,14 @@ fn bad_test_inputs_are_errors_not_panics() {
     let kernel = Kernel::parse("se(ls=0.5)").unwrap();
     let support = uniform(4, 2, -1.0, 1.0, 40);
     let t = vec![0.5; 4];
-    let form =
-        LinearGaussian::new(&kernel, Cow::<Mean>::Owned(Mean::Zero), support.as_ref(), &t, vec![]).unwrap();
+    let form = LinearGaussian::new(
+        &kernel,
+        Cow::<Mean>::Owned(Mean::Zero),
+        support.as_ref(),
+        &t,
+        vec![],
+    )
+    .unwrap();
     let wide = uniform(2, 3, -1.0, 1.0, 41);
     assert!(msg(form.marginals(wide.as_ref())).contains("test inputs have 3 columns"));
     let mut nan = uniform(2, 2, -1.0, 1.0, 42);
@@ -140,14 +150,20 @@ fn bad_test_inputs_are_errors_not_panics() {
     // A task index outside the kernel's outputs.
     let mo = MultiOutputKernel::new(vec![LmcTerm {
         kernel: kernel.clone(),
-        coregion: Coregion::new(Mat::from_fn(2, 1, |i, _| 1.0 + i as f64), Some(vec![0.1; 2]))
-            .unwrap(),
+        coregion: Coregion::new(
+            Mat::from_fn(2, 1, |i, _| 1.0 + i as f64),
+            Some(vec![0.1; 2]),
+        )
+        .unwrap(),
     }])
     .unwrap();
     let zt = with_task(support.as_ref(), 0);
     let mean = TaskMean(vec![0.0, 0.0]);
-    let form = LinearGaussian::new(&mo, Cow::<TaskMean>::Owned(mean), zt.as_ref(), &t, vec![]).unwrap();
+    let form =
+        LinearGaussian::new(&mo, Cow::<TaskMean>::Owned(mean), zt.as_ref(), &t, vec![]).unwrap();
     let xs = with_task(uniform(2, 2, -1.0, 1.0, 43).as_ref(), 2);
     assert!(msg(form.joint(xs.as_ref())).contains("task index 2"));
-    assert!(form.marginals(with_task(xs.subcols(0, 2), 1).as_ref()).is_ok());
+    assert!(form
+        .marginals(with_task(xs.subcols(0, 2), 1).as_ref())
+        .is_ok());
 }

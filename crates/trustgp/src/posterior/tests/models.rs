@@ -127,7 +127,11 @@ fn check_multi_output(model: &MultiOutputModel) {
     check_posterior(model, both.as_ref(), 2);
     let predicted = model.predict(xs.as_ref(), true);
     for (t, p) in predicted.iter().enumerate() {
-        check_form(&model.linear_gaussian(), with_task(xs.as_ref(), t).as_ref(), p);
+        check_form(
+            &model.linear_gaussian(),
+            with_task(xs.as_ref(), t).as_ref(),
+            p,
+        );
     }
 }
 
@@ -143,8 +147,18 @@ fn mo_rcgp() {
 
 fn sparse(kind: SparseKind) {
     let (x, y) = data();
-    let gp = SparseGp::from_parts(kind, x, y, kernel(), linear_mean(), 0.05, inducing(), 0.5, 1.0)
-        .unwrap();
+    let gp = SparseGp::from_parts(
+        kind,
+        x,
+        y,
+        kernel(),
+        linear_mean(),
+        0.05,
+        inducing(),
+        0.5,
+        1.0,
+    )
+    .unwrap();
     let xs = test_inputs();
     check_posterior(&gp, xs.as_ref(), 2);
     check_form(&gp.linear_gaussian(), xs.as_ref(), &gp.predict(xs.as_ref()));
@@ -171,8 +185,16 @@ fn svgp(likelihood: SvgpLikelihood, params: Vec<f64>) {
         std::cmp::Ordering::Equal => 0.4 + r[(i, j)].abs(),
         std::cmp::Ordering::Less => 0.0,
     });
-    let gp = Svgp::from_parts(kernel(), linear_mean(), params, likelihood, z, m_tilde, l_tilde)
-        .unwrap();
+    let gp = Svgp::from_parts(
+        kernel(),
+        linear_mean(),
+        params,
+        likelihood,
+        z,
+        m_tilde,
+        l_tilde,
+    )
+    .unwrap();
     let xs = test_inputs();
     check_posterior(&gp, xs.as_ref(), 2);
     check_form(&gp.linear_gaussian(), xs.as_ref(), &gp.predict(xs.as_ref()));
@@ -207,7 +229,9 @@ fn computation_aware(actions: Actions, robust: bool) {
 #[test]
 fn cagp_blocks() {
     let theta = uniform(4, 5, 0.2, 1.0, 7);
-    let blocks = (0..4).map(|b| theta.row(b).iter().copied().collect()).collect();
+    let blocks = (0..4)
+        .map(|b| theta.row(b).iter().copied().collect())
+        .collect();
     computation_aware(Actions::Blocks(blocks), false);
 }
 
@@ -226,8 +250,16 @@ fn student_t_laplace() {
         optimize: false,
         ..Default::default()
     };
-    let gp = StudentTGp::fit(kernel(), x.as_ref(), &y, &prior, &[0; N], &[0.05], &settings)
-        .unwrap();
+    let gp = StudentTGp::fit(
+        kernel(),
+        x.as_ref(),
+        &y,
+        &prior,
+        &[0; N],
+        &[0.05],
+        &settings,
+    )
+    .unwrap();
     let form = gp.linear_gaussian(mean.clone());
     let xs = test_inputs();
     check_posterior(&form, xs.as_ref(), 2);
@@ -248,12 +280,18 @@ fn student_t_laplace() {
     assert!(w[3] < 0.0, "the outlier has negative curvature");
     let s = form.s_matrix();
     let k = gp.covariance().matrix(x.as_ref());
-    let kw_i = Mat::from_fn(N, N, |i, j| k[(i, j)] * w[j] + if i == j { 1.0 } else { 0.0 });
+    let kw_i = Mat::from_fn(N, N, |i, j| {
+        k[(i, j)] * w[j] + if i == j { 1.0 } else { 0.0 }
+    });
     let lhs = &s * &kw_i;
     for i in 0..N {
         for j in 0..N {
             let want = if i == j { w[i] } else { 0.0 };
-            assert!((lhs[(i, j)] - want).abs() < 1e-9, "({i},{j}): {}", lhs[(i, j)]);
+            assert!(
+                (lhs[(i, j)] - want).abs() < 1e-9,
+                "({i},{j}): {}",
+                lhs[(i, j)]
+            );
         }
     }
 }
@@ -279,6 +317,9 @@ fn with_task_appends_the_output_index() {
     let xt = with_task(xs.as_ref(), 1);
     assert_eq!(xt.ncols(), 3);
     for i in 0..3 {
-        assert_eq!(xt.row(i).iter().copied().collect::<Vec<_>>(), [xs[(i, 0)], xs[(i, 1)], 1.0]);
+        assert_eq!(
+            xt.row(i).iter().copied().collect::<Vec<_>>(),
+            [xs[(i, 0)], xs[(i, 1)], 1.0]
+        );
     }
 }
