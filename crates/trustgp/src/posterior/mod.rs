@@ -16,7 +16,7 @@
 //!
 //! over support points `Z`, so they implement [`LinearGaussianForm`] (hand out their form,
 //! borrowing their own factors) and get [`Posterior`] from it: the predictive algebra and the
-//! input gradients are written once, in [`linear_gaussian`].
+//! input gradients are written once, in [`LinearGaussian`].
 //!
 //! Multi-output models work on task-indexed inputs (the input columns followed by the output
 //! index, see [`MultiOutputKernel`](crate::kernels::MultiOutputKernel)); [`with_task`] builds
