@@ -41,11 +41,11 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     /// By symmetry of `k` it is twice the derivative in the first argument, which
     /// [`Covariance::grad_inputs_cross`] gives row by row.
     fn grad_inputs_diag(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let one = Mat::<f64>::from_fn(1, 1, |_, _| 2.0);
+        let two = Mat::<f64>::from_fn(1, 1, |_, _| 2.0);
         let mut g = Mat::<f64>::zeros(x.nrows(), x.ncols());
         for a in 0..x.nrows() {
             let row = x.subrows(a, 1);
-            let ga = self.grad_inputs_cross(row, row, one.as_ref());
+            let ga = self.grad_inputs_cross(row, row, two.as_ref());
             for c in 0..x.ncols() {
                 g[(a, c)] = ga[(0, c)];
             }
