@@ -11,7 +11,8 @@
 //! `r` (and in their training objective), so this is written once here.
 //!
 //! It also exposes the linear-Gaussian form `mean = m + k*ᵀ t`, `var = k** − k*ᵀ S k*` with
-//! `t = (K + D)⁻¹ r` and `S = (K + D)⁻¹`, which verification needs.
+//! `t = (K + D)⁻¹ r` and `S = (K + D)⁻¹` ([`LinearGaussianForm`], through the Cholesky factor),
+//! which makes the exact GP, RCGP, MOGP and MO-RCGP [`Posterior`](crate::posterior::Posterior)s.
 
 use std::borrow::Cow;
 
