@@ -21,12 +21,12 @@ use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standard
 use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::means::PriorMean;
-use trustgp::models::conjugate::Marginals;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
 use trustgp::models::student_t::{StudentTGp, StudentTSettings};
 use trustgp::models::tasks::all_outputs;
+use trustgp::posterior::Marginals;
 
 /// Arguments.
 #[derive(clap::Args, Debug)]
@@ -293,7 +293,7 @@ fn student_t(
 }
 
 /// RMSE and mean NLPD over every observed test entry (both outputs).
-fn score(pred: &[trustgp::models::conjugate::Marginals], y: &Mat<f64>) -> (f64, f64) {
+fn score(pred: &[trustgp::posterior::Marginals], y: &Mat<f64>) -> (f64, f64) {
     let mut se = 0.0;
     let mut nl = 0.0;
     let mut count = 0.0;

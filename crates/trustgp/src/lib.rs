@@ -14,6 +14,8 @@
 //! * [`fit`] — the fitting driver: options, restarts, progress, one report type and its warnings.
 //! * [`robust`] — observation weights and centring of the robust conjugate GPs.
 //! * [`models`] — the GP models and their versioned model files.
+//! * [`posterior`] — the [`Posterior`](posterior::Posterior) interface every fitted latent
+//!   model implements, and the linear-Gaussian form behind it.
 //! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 
 pub mod data;
@@ -24,6 +26,7 @@ pub mod linalg;
 pub mod means;
 pub mod models;
 pub mod optim;
+pub mod posterior;
 pub mod robust;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.

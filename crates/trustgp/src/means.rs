@@ -1,17 +1,24 @@
 //! Prior mean functions: zero, constant and linear, with learnable (unconstrained) parameters.
 
-use faer::MatRef;
+use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
 /// A prior mean function evaluated on the rows of an input matrix.
 pub trait PriorMean: Clone + std::fmt::Debug + Send + Sync {
     /// `m(x_i)` for every row `x_i` of `x`.
     fn eval(&self, x: MatRef<'_, f64>) -> Vec<f64>;
+    /// `∂m(x_i)/∂x_i` for every row of `x` (one row per input row, one column per input
+    /// column; zero for columns that are not continuous inputs).
+    fn grad_inputs(&self, x: MatRef<'_, f64>) -> Mat<f64>;
 }
 
 impl PriorMean for Mean {
     fn eval(&self, x: MatRef<'_, f64>) -> Vec<f64> {
         Mean::eval(self, x)
+    }
+    fn grad_inputs(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let g = self.grad_x(x.ncols());
+        Mat::from_fn(x.nrows(), x.ncols(), |_, c| g[c])
     }
 }
 
@@ -26,6 +33,10 @@ impl PriorMean for TaskMean {
         (0..x.nrows())
             .map(|i| self.0[x[(i, last)] as usize])
             .collect()
+    }
+    /// Zero: the mean of each output is a constant.
+    fn grad_inputs(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        Mat::zeros(x.nrows(), x.ncols())
     }
 }
 

@@ -24,6 +24,34 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     fn cross(&self, x1: MatRef<'_, f64>, x2: MatRef<'_, f64>) -> Mat<f64>;
     /// The diagonal of [`Covariance::matrix`].
     fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64>;
+    /// Checks that the rows of `x` are inputs this covariance can evaluate (the number of
+    /// columns, and for task-indexed inputs the task indices), with a message saying what is
+    /// wrong; the other methods may panic on inputs that fail it.
+    fn check_inputs(&self, x: MatRef<'_, f64>) -> Result<(), KernelError>;
+    /// `G[a, c] = Σ_b W_ab ∂k(x1_a, x2_b)/∂x1_{a,c}` (n1 × columns of `x1`, `W` n1×n2): the
+    /// gradient of `Σ W∘cross(x1, x2)` with respect to the first inputs, in one pass. Columns
+    /// that are not continuous inputs (a task index) get zero.
+    fn grad_inputs_cross(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+    ) -> Mat<f64>;
+    /// `d k(x_a, x_a) / d x_a` for every row `a` of `x` (zero for a stationary covariance).
+    /// By symmetry of `k` it is twice the derivative in the first argument, which
+    /// [`Covariance::grad_inputs_cross`] gives row by row.
+    fn grad_inputs_diag(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let two = Mat::<f64>::from_fn(1, 1, |_, _| 2.0);
+        let mut g = Mat::<f64>::zeros(x.nrows(), x.ncols());
+        for a in 0..x.nrows() {
+            let row = x.subrows(a, 1);
+            let ga = self.grad_inputs_cross(row, row, two.as_ref());
+            for c in 0..x.ncols() {
+                g[(a, c)] = ga[(0, c)];
+            }
+        }
+        g
+    }
     /// Number of hyperparameters.
     fn n_params(&self) -> usize;
     /// The flat unconstrained (log-space for positive quantities) parameter vector.
@@ -139,6 +167,17 @@ impl Covariance for Kernel {
     }
     fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
         Kernel::diag(self, x)
+    }
+    fn check_inputs(&self, x: MatRef<'_, f64>) -> Result<(), KernelError> {
+        self.validate(x.ncols())
+    }
+    fn grad_inputs_cross(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+    ) -> Mat<f64> {
+        Kernel::grad_inputs_cross(self, x1, x2, w)
     }
     fn n_params(&self) -> usize {
         Kernel::n_params(self)

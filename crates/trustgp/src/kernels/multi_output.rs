@@ -27,6 +27,7 @@ use super::{
 use crate::linalg::{LinalgError, Parallelism};
 
 mod homotopic;
+mod input_gradients;
 mod inverse_derivatives;
 
 /// Log-space bounds of the diagonal coregionalisation term κ.
@@ -452,6 +453,19 @@ impl Covariance for MultiOutputKernel {
             });
         }
         out
+    }
+
+    fn check_inputs(&self, x: MatRef<'_, f64>) -> Result<(), KernelError> {
+        self.validate_inputs(x)
+    }
+
+    fn grad_inputs_cross(
+        &self,
+        x1: MatRef<'_, f64>,
+        x2: MatRef<'_, f64>,
+        w: MatRef<'_, f64>,
+    ) -> Mat<f64> {
+        self.inputs_contract(x1, x2, w)
     }
 
     fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {

@@ -11,14 +11,22 @@
 //! `r` (and in their training objective), so this is written once here.
 //!
 //! It also exposes the linear-Gaussian form `mean = m + k*ᵀ t`, `var = k** − k*ᵀ S k*` with
-//! `t = (K + D)⁻¹ r` and `S = (K + D)⁻¹`, which verification needs.
+//! `t = (K + D)⁻¹ r` and `S = (K + D)⁻¹` ([`LinearGaussianForm`], through the Cholesky factor),
+//! which makes the exact GP, RCGP, MOGP and MO-RCGP [`Posterior`](crate::posterior::Posterior)s.
+
+use std::borrow::Cow;
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use crate::kernels::{Covariance, Kernel};
+use super::exact::ExactGp;
+use super::mogp::MultiOutputGp;
+use super::multi_output::MultiOutputModel;
+use super::robust::RobustGp;
+use crate::kernels::{Covariance, Kernel, MultiOutputKernel};
 use crate::linalg::{Cholesky, LinalgError, Parallelism};
-use crate::means::{Mean, PriorMean};
+use crate::means::{Mean, PriorMean, TaskMean};
+use crate::posterior::{LinearGaussian, LinearGaussianForm, Marginals, Term};
 
 /// How many test points are predicted per block: bounds memory to `n × BLOCK` for the
 /// cross-covariance and gives rayon independent blocks to spread over cores.
@@ -33,15 +41,6 @@ pub struct ConjugatePosterior<C = Kernel, M = Mean> {
     x: Mat<f64>,
     chol: Cholesky,
     t: Vec<f64>,
-}
-
-/// Posterior marginals at a set of test points.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Marginals {
-    /// Posterior mean of the latent function.
-    pub mean: Vec<f64>,
-    /// Posterior variance of the latent function (`k(x,x)` includes any `white` term).
-    pub var: Vec<f64>,
 }
 
 impl<C: Covariance, M: PriorMean> ConjugatePosterior<C, M> {
@@ -157,5 +156,60 @@ impl<C: Covariance, M: PriorMean> ConjugatePosterior<C, M> {
         let mut cov = self.kernel.matrix(xs);
         cov -= kx.transpose() * &kx;
         cov
+    }
+}
+
+/// `Z = X`, `t = (K + D)⁻¹ r` and `S = (K + D)⁻¹` through the Cholesky factor.
+impl<C: Covariance, M: PriorMean> LinearGaussianForm for ConjugatePosterior<C, M> {
+    type Covariance = C;
+    type Mean = M;
+    fn linear_gaussian(&self) -> LinearGaussian<'_, C, M> {
+        LinearGaussian::of_model(
+            &self.kernel,
+            Cow::Borrowed(&self.mean),
+            self.x.as_ref(),
+            &self.t,
+            vec![Term::Chain {
+                sign: 1.0,
+                project: None,
+                lower: vec![self.chol.l()],
+            }],
+        )
+    }
+}
+
+impl LinearGaussianForm for ExactGp {
+    type Covariance = Kernel;
+    type Mean = Mean;
+    fn linear_gaussian(&self) -> LinearGaussian<'_, Kernel, Mean> {
+        self.posterior().linear_gaussian()
+    }
+}
+
+impl<C: Covariance, M: PriorMean> LinearGaussianForm for MultiOutputGp<C, M> {
+    type Covariance = C;
+    type Mean = M;
+    fn linear_gaussian(&self) -> LinearGaussian<'_, C, M> {
+        self.posterior().linear_gaussian()
+    }
+}
+
+impl<C: Covariance, M: PriorMean> LinearGaussianForm for RobustGp<C, M> {
+    type Covariance = C;
+    type Mean = M;
+    fn linear_gaussian(&self) -> LinearGaussian<'_, C, M> {
+        self.posterior().linear_gaussian()
+    }
+}
+
+/// On task-indexed inputs (see [`crate::posterior::with_task`]).
+impl LinearGaussianForm for MultiOutputModel {
+    type Covariance = MultiOutputKernel;
+    type Mean = TaskMean;
+    fn linear_gaussian(&self) -> LinearGaussian<'_, MultiOutputKernel, TaskMean> {
+        match self {
+            MultiOutputModel::Mogp(g) => g.linear_gaussian(),
+            MultiOutputModel::Robust(g) => g.linear_gaussian(),
+        }
     }
 }

@@ -14,18 +14,16 @@
 use std::sync::Mutex;
 
 use faer::{Mat, MatRef};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use rand_distr::StandardNormal;
 
-use super::conjugate::{ConjugatePosterior, Marginals};
+use super::conjugate::ConjugatePosterior;
 use super::evidence::{evidence, Scale};
 use super::hyper::GpHyper;
 use super::scale_profile::ScaleProfile;
 use super::ModelError;
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
-use crate::linalg::{parallelism_for, Cholesky, Parallelism};
+use crate::linalg::{parallelism_for, Parallelism};
+use crate::posterior::{Marginals, Posterior};
 
 /// Log marginal likelihood with its gradient (with respect to [`GpHyper::to_vec`]).
 #[derive(Clone, Debug)]
@@ -281,26 +279,16 @@ impl ExactGp {
         Ok((mean, self.posterior.joint_covariance(xs)))
     }
 
-    /// `count` joint samples of the latent function at `xs` (an m × count matrix), seeded.
+    /// `count` joint samples of the latent function at `xs` (an m × count matrix), seeded
+    /// (see [`Posterior::sample`]).
     pub fn sample(
         &self,
         xs: MatRef<'_, f64>,
         count: usize,
         seed: u64,
     ) -> Result<Mat<f64>, ModelError> {
-        let (mean, cov) = self.predict_joint(xs)?;
-        let m = mean.len();
-        let chol = Cholesky::factor(&cov, "posterior covariance", Parallelism::Sequential)?;
-        let mut rng = StdRng::seed_from_u64(seed);
-        let z = Mat::from_fn(m, count, |_, _| rng.sample::<f64, _>(StandardNormal));
-        let l = Mat::from_fn(m, m, |i, j| if i >= j { chol.l()[(i, j)] } else { 0.0 });
-        let mut s = &l * &z;
-        for j in 0..count {
-            for (i, mi) in mean.iter().enumerate() {
-                s[(i, j)] += mi;
-            }
-        }
-        Ok(s)
+        self.check_test_inputs(xs)?;
+        Posterior::sample_seeded(self, xs, count, seed)
     }
 
     /// Closed-form leave-one-out predictions of each training target from all the others:

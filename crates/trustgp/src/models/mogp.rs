@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use faer::{Mat, MatRef};
 
-use super::conjugate::{ConjugatePosterior, Marginals};
+use super::conjugate::ConjugatePosterior;
 use super::evidence::{evidence, Scale};
 use super::hyper::NOISE_BOUNDS;
 use super::ModelError;
@@ -20,6 +20,7 @@ use crate::fit::FitReport;
 use crate::kernels::Covariance;
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;
+use crate::posterior::Marginals;
 
 /// Checks shared by the grouped-noise models: matching lengths, finite targets, valid groups
 /// and positive noise variances.

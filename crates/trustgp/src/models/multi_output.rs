@@ -10,7 +10,6 @@
 
 use faer::{Mat, MatRef};
 
-use super::conjugate::Marginals;
 use super::mogp::MultiOutputGp;
 use super::robust::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use super::tasks::{all_outputs, TaskEntries};
@@ -19,6 +18,7 @@ use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{PriorMean, TaskMean};
+use crate::posterior::Marginals;
 use crate::robust::{fast_mcd, median_in_place, McdOptions};
 
 /// Which multi-output model.

@@ -10,7 +10,6 @@ use std::time::Instant;
 use faer::{Mat, MatRef};
 
 use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
-use super::conjugate::Marginals;
 use super::exact::ExactGp;
 use super::hyper::GpHyper;
 use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
@@ -21,6 +20,7 @@ use crate::fit::{FitOptions, FitReport};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::optim::LbfgsOptions;
+use crate::posterior::Marginals;
 
 /// The kernel used when the user names none: a learnable scale times an ARD squared
 /// exponential whose lengthscales start from the data.

@@ -60,6 +60,7 @@ use crate::linalg::{Cholesky, Parallelism};
 use crate::optim::{minimize_lbfgsb, LbfgsOptions};
 
 mod laplace;
+mod posterior;
 
 pub use crate::likelihoods::{student_t_log_pdf, student_t_noise_variance};
 use crate::likelihoods::{Likelihood, StudentT};

@@ -8,13 +8,13 @@ mod robust_start;
 use faer::{Mat, MatRef};
 
 use super::computation_aware::{ActionKind, CaConfig, CaGp};
-use super::conjugate::Marginals;
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use super::ModelError;
 use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 pub use record::ApproxRecord;
 pub use robust_start::{robust_start, START_ROWS};

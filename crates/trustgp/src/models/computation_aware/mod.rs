@@ -35,6 +35,7 @@ mod actions;
 mod elbo;
 mod fit;
 mod likelihood;
+mod posterior;
 mod predict;
 #[cfg(test)]
 mod tests;

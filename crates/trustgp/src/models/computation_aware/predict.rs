@@ -13,7 +13,7 @@ use faer::{Mat, MatRef};
 
 use super::elbo::{add_product, on_chunk};
 use super::CaGp;
-use crate::models::conjugate::Marginals;
+use crate::posterior::Marginals;
 
 /// Test rows per chunk of the marginal prediction.
 const CHUNK: usize = 512;

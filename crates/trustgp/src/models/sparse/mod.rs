@@ -19,6 +19,7 @@
 mod collapsed;
 mod fit;
 mod likelihood;
+mod posterior;
 mod predict;
 #[cfg(test)]
 mod tests;
@@ -28,12 +29,12 @@ use faer::{Mat, MatRef};
 use self::collapsed::{collapsed_bound, Factors, Wanted};
 use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
-use super::conjugate::Marginals;
 use super::inducing::InducingInit;
 use super::ModelError;
 use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 /// The jitter added to the diagonal of `K_uu` (spec §6.1); the factorisation escalates it
 /// further only if that is not enough.

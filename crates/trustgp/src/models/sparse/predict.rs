@@ -17,7 +17,7 @@ use super::collapsed::{col_dot, Factors};
 use crate::kernels::Kernel;
 use crate::linalg::Parallelism;
 use crate::means::Mean;
-use crate::models::conjugate::Marginals;
+use crate::posterior::Marginals;
 
 /// Test points per block.
 const PREDICT_BLOCK: usize = 512;

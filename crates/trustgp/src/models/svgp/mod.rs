@@ -36,6 +36,7 @@ mod elbo;
 mod layout;
 mod likelihood;
 mod natural;
+mod posterior;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -46,12 +47,12 @@ use faer::{Mat, MatRef};
 use self::elbo::{evaluate, kl, Need, Rows};
 use self::state::{State, Whitened, CHUNK};
 use super::checks::check_training_data;
-use super::conjugate::Marginals;
 use super::inducing::InducingInit;
 use super::ModelError;
 use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::posterior::Marginals;
 
 /// The observation model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

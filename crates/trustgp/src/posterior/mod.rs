@@ -1,0 +1,168 @@
+//! The posterior of a fitted latent model, behind one interface.
+//!
+//! Every fitted latent model (exact GP, RCGP, MOGP, MO-RCGP, SGPR, RCSVGP, SVGP, CaGP, RCaGP
+//! and the Student-t GP) is a [`Posterior`]: marginal mean and variance of the latent function
+//! at new inputs, the joint covariance, seeded joint samples, and the gradients of the mean and
+//! the variance with respect to the input. Acquisition functions, verification and kernel
+//! selection only talk to this interface. Everything is in the model's own units (standardised,
+//! where the model was fitted on standardised data); observation noise belongs to the
+//! likelihood, not here.
+//!
+//! All of today's models share the **linear-Gaussian form** ([`LinearGaussian`])
+//!
+//! ```text
+//! mean(x) = m(x) + k(x, Z)ᵀ t,      cov(x, x') = k(x, x') − k(x, Z)ᵀ S k(Z, x'),
+//! ```
+//!
+//! over support points `Z`, so they implement [`LinearGaussianForm`] (hand out their form,
+//! borrowing their own factors) and get [`Posterior`] from it: the predictive algebra and the
+//! input gradients are written once, in [`LinearGaussian`].
+//!
+//! Multi-output models work on task-indexed inputs (the input columns followed by the output
+//! index, see [`MultiOutputKernel`](crate::kernels::MultiOutputKernel)); [`with_task`] builds
+//! them, and the gradient of the task column is zero.
+
+mod linear_gaussian;
+#[cfg(test)]
+mod tests;
+
+use faer::{Mat, MatRef};
+use rand::rngs::StdRng;
+use rand::{Rng, RngCore, SeedableRng};
+use rand_distr::StandardNormal;
+
+pub use self::linear_gaussian::{LinearGaussian, Term};
+use crate::kernels::Covariance;
+use crate::linalg::{Cholesky, Parallelism};
+use crate::means::PriorMean;
+use crate::models::ModelError;
+
+/// Posterior marginals at a set of test points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marginals {
+    /// Posterior mean of the latent function.
+    pub mean: Vec<f64>,
+    /// Posterior variance of the latent function (`k(x,x)` includes any `white` term).
+    pub var: Vec<f64>,
+}
+
+/// The joint Gaussian posterior of the latent function at a set of test points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointGaussian {
+    /// The mean vector (one entry per test point).
+    pub mean: Vec<f64>,
+    /// The covariance matrix (m×m, symmetric; not clamped, so it may be semi-definite).
+    pub cov: Mat<f64>,
+}
+
+/// Marginals with their gradients with respect to the test inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MarginalGradients {
+    /// The marginal means and variances.
+    pub marginals: Marginals,
+    /// `∂mean(x_a)/∂x_{a,c}`: one row per test point, one column per input column.
+    pub mean: Mat<f64>,
+    /// `∂var(x_a)/∂x_{a,c}` of the unclamped variance `k(x,x) − k(x,Z)ᵀ S k(Z,x)`.
+    pub var: Mat<f64>,
+}
+
+/// The posterior of the latent function of a fitted model.
+pub trait Posterior {
+    /// Marginal mean and variance at the rows of `xs`.
+    ///
+    /// # Errors
+    /// [`ModelError`] if `xs` is not a valid input (wrong width, non-finite entries, a task
+    /// index out of range).
+    fn marginals(&self, xs: MatRef<'_, f64>) -> Result<Marginals, ModelError>;
+
+    /// The joint mean and covariance at the rows of `xs` (forms an m×m matrix).
+    ///
+    /// # Errors
+    /// As for [`Posterior::marginals`].
+    fn joint(&self, xs: MatRef<'_, f64>) -> Result<JointGaussian, ModelError>;
+
+    /// The marginals and their gradients with respect to each test input.
+    ///
+    /// # Errors
+    /// As for [`Posterior::marginals`].
+    fn marginal_gradients(&self, xs: MatRef<'_, f64>) -> Result<MarginalGradients, ModelError>;
+
+    /// `count` joint samples of the latent function at the rows of `xs` (an m × count matrix,
+    /// one sample per column), drawing standard normals from `rng`: `mean + L z` with `L` the
+    /// Cholesky factor of the joint covariance (jitter escalated only if it is singular).
+    ///
+    /// # Errors
+    /// As for [`Posterior::marginals`], or if the covariance cannot be factorised.
+    fn sample(
+        &self,
+        xs: MatRef<'_, f64>,
+        count: usize,
+        rng: &mut dyn RngCore,
+    ) -> Result<Mat<f64>, ModelError> {
+        let joint = self.joint(xs)?;
+        let m = joint.mean.len();
+        let chol = Cholesky::factor(
+            &joint.cov,
+            "joint posterior covariance",
+            Parallelism::Sequential,
+        )?;
+        let z = Mat::from_fn(m, count, |_, _| rng.sample::<f64, _>(StandardNormal));
+        let l = Mat::from_fn(m, m, |i, j| if i >= j { chol.l()[(i, j)] } else { 0.0 });
+        let mut s = &l * &z;
+        for j in 0..count {
+            for (i, mi) in joint.mean.iter().enumerate() {
+                s[(i, j)] += mi;
+            }
+        }
+        Ok(s)
+    }
+
+    /// [`Posterior::sample`] with a generator seeded by `seed`: the same seed gives the same
+    /// numbers.
+    ///
+    /// # Errors
+    /// As for [`Posterior::sample`].
+    fn sample_seeded(
+        &self,
+        xs: MatRef<'_, f64>,
+        count: usize,
+        seed: u64,
+    ) -> Result<Mat<f64>, ModelError> {
+        self.sample(xs, count, &mut StdRng::seed_from_u64(seed))
+    }
+}
+
+/// A model whose posterior has the linear-Gaussian form; it is a [`Posterior`] through it.
+pub trait LinearGaussianForm {
+    /// The covariance function of the form.
+    type Covariance: Covariance;
+    /// The prior mean of the form.
+    type Mean: PriorMean;
+    /// The form, borrowing the model's factors (cheap: no factorisation, no copy of a matrix).
+    fn linear_gaussian(&self) -> LinearGaussian<'_, Self::Covariance, Self::Mean>;
+}
+
+impl<P: LinearGaussianForm> Posterior for P {
+    fn marginals(&self, xs: MatRef<'_, f64>) -> Result<Marginals, ModelError> {
+        self.linear_gaussian().marginals(xs)
+    }
+    fn joint(&self, xs: MatRef<'_, f64>) -> Result<JointGaussian, ModelError> {
+        self.linear_gaussian().joint(xs)
+    }
+    fn marginal_gradients(&self, xs: MatRef<'_, f64>) -> Result<MarginalGradients, ModelError> {
+        self.linear_gaussian().marginal_gradients(xs)
+    }
+}
+
+/// The task-indexed inputs of output `task` at the rows of `xs` (`xs` with a task column
+/// appended), what the multi-output posteriors take.
+pub fn with_task(xs: MatRef<'_, f64>, task: usize) -> Mat<f64> {
+    let d = xs.ncols();
+    Mat::from_fn(xs.nrows(), d + 1, |i, c| {
+        if c < d {
+            xs[(i, c)]
+        } else {
+            task as f64
+        }
+    })
+}
