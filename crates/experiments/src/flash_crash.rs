@@ -14,7 +14,7 @@ use faer::Mat;
 use serde_json::json;
 use trustgp::data::Dataset;
 use trustgp::models::approximate::ApproxOptions;
-use trustgp::models::regressor::{ModelKind, OutputPrediction, Regressor, RegressorConfig};
+use trustgp::estimators::{ModelKind, OutputPrediction, Regressor, RegressorConfig};
 
 use crate::figure::{panels_svg, Curve, Panel};
 

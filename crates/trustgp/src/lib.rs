@@ -11,10 +11,13 @@
 //! * [`data`] — CSV input, standardisation, splits and metrics.
 //! * [`optim`] — L-BFGS with box bounds.
 //! * [`robust`] — observation weights and centring of the robust conjugate GPs.
-//! * [`models`] — the GP models and their versioned model files.
+//! * [`models`] — the GP models.
+//! * [`estimators`] — the front end: model kinds, checked options and defaults, fit summaries,
+//!   model files.
 //! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 
 pub mod data;
+pub mod estimators;
 pub mod kernels;
 pub mod linalg;
 pub mod means;

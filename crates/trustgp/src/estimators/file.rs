@@ -10,15 +10,16 @@ use std::path::Path;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use super::approximate::{ApproxKind, ApproxModel, ApproxRecord};
-use super::exact::ExactGp;
-use super::hyper::GpHyper;
-use super::mogp::MultiOutputGp;
-use super::multi_output::MultiOutputModel;
-use super::regressor::{Fitted, ModelKind, OutputGp, Regressor, SingleOutput};
-use super::robust::{RobustGp, RobustWeights};
-use super::ModelError;
+use super::kind::ModelKind;
+use super::regressor::{Fitted, OutputGp, Regressor, SingleOutput};
 use crate::data::Standardizer;
+use crate::models::approximate::{ApproxKind, ApproxModel, ApproxRecord};
+use crate::models::exact::ExactGp;
+use crate::models::hyper::GpHyper;
+use crate::models::mogp::MultiOutputGp;
+use crate::models::multi_output::MultiOutputModel;
+use crate::models::robust::{RobustGp, RobustWeights};
+use crate::models::ModelError;
 use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{Mean, TaskMean};
 use crate::robust::ImqWeights;
@@ -631,8 +632,15 @@ fn check_standardizer(s: &Standardizer, d: usize, t: usize) -> Result<(), ModelE
     Ok(())
 }
 
-/// Write a regressor to `path` as JSON.
+/// Write a regressor to `path` as JSON. A model whose standardiser is unusable (a scale that
+/// overflowed, say) is refused rather than written as a file that cannot be loaded.
 pub fn save(r: &Regressor, path: &Path) -> Result<(), ModelFileError> {
+    check_standardizer(&r.standardizer, r.inputs.len(), r.targets.len()).map_err(|e| {
+        ModelFileError::Model {
+            path: path.display().to_string(),
+            source: Box::new(e),
+        }
+    })?;
     let text = serde_json::to_string_pretty(&ModelRecord::from_regressor(r)).map_err(|e| {
         ModelFileError::Format {
             path: path.display().to_string(),
