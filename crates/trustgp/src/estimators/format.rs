@@ -15,15 +15,25 @@ pub fn format_number(v: f64) -> String {
 /// The most characters of user text a message echoes.
 pub const ECHO_LIMIT: usize = 80;
 
+/// The most characters of a lower layer's message (which may itself echo user text) that a
+/// message repeats.
+pub const MESSAGE_LIMIT: usize = 300;
+
 /// User text as a message echoes it: whole when short, else its first [`ECHO_LIMIT`]
 /// characters and how many more there were (a 10 MB field is not repeated into a message).
 pub fn shorten(text: &str) -> String {
+    shorten_to(text, ECHO_LIMIT)
+}
+
+/// `text` whole when it has at most `limit` characters, else its first `limit` characters and
+/// how many more there were.
+pub fn shorten_to(text: &str, limit: usize) -> String {
     let total = text.chars().count();
-    if total <= ECHO_LIMIT {
+    if total <= limit {
         text.to_string()
     } else {
-        let head: String = text.chars().take(ECHO_LIMIT).collect();
-        format!("{head}… ({} more characters)", total - ECHO_LIMIT)
+        let head: String = text.chars().take(limit).collect();
+        format!("{head}… ({} more characters)", total - limit)
     }
 }
 
@@ -69,5 +79,7 @@ mod tests {
         assert!(s.starts_with(&"x".repeat(ECHO_LIMIT)));
         assert!(s.ends_with("(9999920 more characters)"), "{s}");
         assert!(s.len() < 120);
+        assert_eq!(shorten_to("abcdef", 2), "ab… (4 more characters)");
+        assert_eq!(shorten_to("abcdef", 6), "abcdef");
     }
 }
