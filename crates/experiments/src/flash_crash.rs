@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use faer::Mat;
 use serde_json::json;
 use trustgp::data::Dataset;
-use trustgp::models::approximate::ApproxOptions;
 use trustgp::estimators::{ModelKind, OutputPrediction, Regressor, RegressorConfig};
+use trustgp::models::approximate::ApproxOptions;
 
 use crate::figure::{panels_svg, Curve, Panel};
 

@@ -44,7 +44,10 @@ fn csv(rows: usize, scale: f64) -> String {
         let a = i as f64 / 5.0;
         let b = (i % 4) as f64;
         let y = (a.sin() + 0.1 * b + 0.01 * ((i * 7) % 5) as f64) * scale;
-        s.push_str(&format!("{a},{b},{y:e},{:e}\n", (2.0 * a.cos() - b) * scale));
+        s.push_str(&format!(
+            "{a},{b},{y:e},{:e}\n",
+            (2.0 * a.cos() - b) * scale
+        ));
     }
     s
 }
@@ -53,7 +56,11 @@ fn assert_fails(o: &Output, expect: &[&str]) {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "expected failure; stderr: {err}");
     assert!(!err.contains("panicked"), "panic: {err}");
-    assert!(o.stdout.is_empty(), "stdout on failure: {}", text(&o.stdout));
+    assert!(
+        o.stdout.is_empty(),
+        "stdout on failure: {}",
+        text(&o.stdout)
+    );
     for e in expect {
         assert!(err.contains(e), "expected '{e}' in: {err}");
     }
@@ -70,8 +77,17 @@ fn restarts_are_bounded() {
     let data = write(&dir, "d.csv", &csv(25, 1.0));
     let out = dir.join("m.json").display().to_string();
     let o = trustgp(&[
-        "fit", "--data", &data, "--target", "y", "--inputs", "x1,x2", "--restarts", "1000000",
-        "--out", &out,
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--inputs",
+        "x1,x2",
+        "--restarts",
+        "1000000",
+        "--out",
+        &out,
     ]);
     assert_fails(&o, &["--restarts 1000000", "at most 1000"]);
     assert!(!Path::new(&out).exists());
@@ -88,7 +104,17 @@ fn a_fit_that_cannot_fit_in_memory_is_refused_before_it_starts() {
     let data = write(&dir, "big.csv", &body);
     let out = dir.join("m.json").display().to_string();
     let o = trustgp(&["fit", "--data", &data, "--target", "y", "--out", &out]);
-    assert_fails(&o, &["200000 rows", "GB of memory", "sgpr", "svgp", "cagp", "--force"]);
+    assert_fails(
+        &o,
+        &[
+            "200000 rows",
+            "GB of memory",
+            "sgpr",
+            "svgp",
+            "cagp",
+            "--force",
+        ],
+    );
     let o = trustgp(&[
         "evaluate", "--data", &data, "--target", "y", "--model", "mogp",
     ]);
@@ -102,7 +128,13 @@ fn out_is_checked_before_the_data_is_even_read() {
     for bad in ["/nonexistent/dir/m.json", dir.to_str().unwrap()] {
         // The data file does not exist either: the --out error comes first.
         let o = trustgp(&[
-            "fit", "--data", "/nonexistent.csv", "--target", "y", "--out", bad,
+            "fit",
+            "--data",
+            "/nonexistent.csv",
+            "--target",
+            "y",
+            "--out",
+            bad,
         ]);
         assert_fails(&o, &["--out", bad]);
         assert!(!text(&o.stderr).contains("nonexistent.csv"));
@@ -110,7 +142,14 @@ fn out_is_checked_before_the_data_is_even_read() {
     // A writable path is left as it was when the fit then fails.
     let out = dir.join("fresh.json");
     let o = trustgp(&[
-        "fit", "--data", &data, "--target", "y", "--kernel", "se(dims=[7])", "--out",
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--kernel",
+        "se(dims=[7])",
+        "--out",
         out.to_str().unwrap(),
     ]);
     assert_fails(&o, &["--kernel 'se(dims=[7])'"]);
@@ -123,7 +162,9 @@ fn kernel_errors_name_the_option() {
     let data = write(&dir, "d.csv", &csv(25, 1.0));
     let out = dir.join("m.json").display().to_string();
     let fit = |extra: &[&str]| {
-        let mut a = vec!["fit", "--data", &data, "--target", "y,z", "--inputs", "x1,x2"];
+        let mut a = vec![
+            "fit", "--data", &data, "--target", "y,z", "--inputs", "x1,x2",
+        ];
         a.extend_from_slice(extra);
         a.extend_from_slice(&["--out", &out]);
         trustgp(&a)
@@ -147,8 +188,19 @@ fn piped_fits_report_progress_on_stderr_and_keep_stdout_json() {
     let out = dir.join("m.json").display().to_string();
     let o = run(
         &[
-            "fit", "--data", &data, "--target", "y,z", "--inputs", "x1,x2", "--model", "mogp",
-            "--restarts", "2", "--out", &out,
+            "fit",
+            "--data",
+            &data,
+            "--target",
+            "y,z",
+            "--inputs",
+            "x1,x2",
+            "--model",
+            "mogp",
+            "--restarts",
+            "2",
+            "--out",
+            &out,
         ],
         &[("TRUSTGP_PROGRESS_SECONDS", "0.01")],
     );
@@ -192,7 +244,14 @@ fn non_finite_output_is_an_error_not_exit_zero() {
     let data = write(&dir, "d.csv", &csv(25, 1.0));
     let out = dir.join("m.json");
     json(&trustgp(&[
-        "fit", "--data", &data, "--target", "y", "--inputs", "x1,x2", "--out",
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--inputs",
+        "x1,x2",
+        "--out",
         out.to_str().unwrap(),
     ]));
     // A model file whose training target holds 1e308 predicts NaN or ±inf: refused, by name.
@@ -242,7 +301,10 @@ fn every_model_reports_one_summary_schema() {
         assert_eq!(per_output.len(), 2);
         for (o, n) in per_output.iter().zip(noise) {
             assert_eq!(&o["noise"], n, "{model}");
-            assert!(o.get("lml").is_none() && o.get("jitter").is_none(), "{model}: {o}");
+            assert!(
+                o.get("lml").is_none() && o.get("jitter").is_none(),
+                "{model}: {o}"
+            );
         }
         if *model != "mogp" && *model != "mo-rcgp" {
             let total: f64 = per_output

@@ -43,7 +43,11 @@ fn version_1_files_of_every_model_predict_as_when_they_were_written() {
                 for (i, row) in rows.iter().enumerate() {
                     // Printed in the shortest form that reads back exactly: equal bit for bit.
                     assert_eq!(row[2 * t].to_bits(), p.mean[i].to_bits(), "{name} mean {i}");
-                    assert_eq!(row[2 * t + 1].to_bits(), p.std[i].to_bits(), "{name} std {i}");
+                    assert_eq!(
+                        row[2 * t + 1].to_bits(),
+                        p.std[i].to_bits(),
+                        "{name} std {i}"
+                    );
                 }
             }
         }

@@ -7,7 +7,9 @@ use trustgp::data::{
 
 use trustgp::estimators::{check_predictions, finite};
 
-use super::{checked_config, dataset, fit_with_progress, options, print_json, summary_json, CliError};
+use super::{
+    checked_config, dataset, fit_with_progress, options, print_json, summary_json, CliError,
+};
 use crate::args::EvaluateArgs;
 
 /// The test fraction when neither it nor a split file is given.

@@ -6,7 +6,9 @@ use std::path::Path;
 use serde_json::Value;
 use trustgp::estimators::file;
 
-use super::{checked_config, dataset, fit_with_progress, options, print_json, summary_json, CliError};
+use super::{
+    checked_config, dataset, fit_with_progress, options, print_json, summary_json, CliError,
+};
 use crate::args::FitArgs;
 
 /// Fail now, not after the fit, if the model file cannot be written: open it for appending
@@ -17,7 +19,12 @@ fn check_writable(path: &Path) -> Result<(), CliError> {
         .append(true)
         .create(true)
         .open(path)
-        .map_err(|e| format!("--out {}: cannot write the model file there: {e}", path.display()))?;
+        .map_err(|e| {
+            format!(
+                "--out {}: cannot write the model file there: {e}",
+                path.display()
+            )
+        })?;
     if !existed {
         std::fs::remove_file(path).map_err(|e| format!("--out {}: {e}", path.display()))?;
     }

@@ -71,7 +71,11 @@ fn human_bytes(b: f64) -> String {
 
 /// The optimiser steps an approximate model takes at most.
 fn steps(cfg: &RegressorConfig) -> f64 {
-    let default = if cfg.model == ModelKind::Svgp { 2000.0 } else { 500.0 };
+    let default = if cfg.model == ModelKind::Svgp {
+        2000.0
+    } else {
+        500.0
+    };
     match &cfg.approx.optimizer {
         Some(Optimizer::Adam(a)) => a.max_iter as f64,
         Some(Optimizer::Lbfgs(l)) => l.max_evals as f64,
@@ -209,7 +213,11 @@ mod tests {
         assert!((c.bytes - 6.4e9).abs() < 1e6, "{}", c.bytes);
         let evaluation = (2e4f64.powi(3) + 4e8 * 10.0) / 4e10;
         assert!((evaluation - 200.1).abs() < 1e-9);
-        assert!((c.seconds - 51.0 * evaluation).abs() < 1e-6, "{}", c.seconds);
+        assert!(
+            (c.seconds - 51.0 * evaluation).abs() < 1e-6,
+            "{}",
+            c.seconds
+        );
         match c.advice(23e9) {
             Advice::Warn(m) => {
                 for word in ["20000 rows", "gp", "h", "6.4 GB", "sgpr", "svgp", "cagp"] {

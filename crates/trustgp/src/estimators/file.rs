@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::kind::ModelKind;
 use super::regressor::{Fitted, OutputGp, Regressor, SingleOutput};
 use crate::data::Standardizer;
+use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
+use crate::means::{Mean, TaskMean};
 use crate::models::approximate::{ApproxKind, ApproxModel, ApproxRecord};
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
@@ -20,8 +22,6 @@ use crate::models::mogp::MultiOutputGp;
 use crate::models::multi_output::MultiOutputModel;
 use crate::models::robust::{RobustGp, RobustWeights};
 use crate::models::ModelError;
-use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
-use crate::means::{Mean, TaskMean};
 use crate::robust::ImqWeights;
 
 /// The `format` field of every trustgp model file.

@@ -61,7 +61,10 @@ mod tests {
     fn the_first_non_finite_number_is_named() {
         assert_eq!(finite(1.0, || unreachable!()), Ok(()));
         let e = finite(f64::INFINITY, || "rmse".into()).unwrap_err();
-        assert_eq!(e.to_string().split(' ').take(3).collect::<Vec<_>>(), ["rmse", "is", "inf,"]);
+        assert_eq!(
+            e.to_string().split(' ').take(3).collect::<Vec<_>>(),
+            ["rmse", "is", "inf,"]
+        );
         assert_eq!(all_finite(&[1.0, 2.0], "noise"), Ok(()));
         let e = all_finite(&[1.0, f64::NAN, f64::NAN], "noise").unwrap_err();
         assert_eq!(e.what, "noise[1]");
@@ -70,7 +73,10 @@ mod tests {
             mean,
             std,
         };
-        assert_eq!(check_predictions(&[p(vec![0.0, 1e308], vec![1.0, 2.0])]), Ok(()));
+        assert_eq!(
+            check_predictions(&[p(vec![0.0, 1e308], vec![1.0, 2.0])]),
+            Ok(())
+        );
         let e = check_predictions(&[p(vec![0.0, 1.0], vec![1.0, f64::NAN])]).unwrap_err();
         assert_eq!(e.what, "prediction std_y of row 1");
         let e = check_predictions(&[p(vec![f64::NEG_INFINITY], vec![f64::NAN])]).unwrap_err();

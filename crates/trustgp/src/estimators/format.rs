@@ -57,7 +57,10 @@ mod tests {
         ];
         for (v, text) in cases {
             assert_eq!(format_number(v), text);
-            assert_eq!(format_number(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+            assert_eq!(
+                format_number(v).parse::<f64>().unwrap().to_bits(),
+                v.to_bits()
+            );
         }
         // Every magnitude reads back bit for bit and stays short.
         let mut v = 3.3e-310;

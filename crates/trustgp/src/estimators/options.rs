@@ -219,7 +219,12 @@ impl ModelOptions {
         let naive_weight = match self.weight.as_deref() {
             None | Some("morcgp") => false,
             Some("rcgp") => true,
-            Some(other) => return err(format!("--weight {}", shorten(other)), "expected morcgp or rcgp"),
+            Some(other) => {
+                return err(
+                    format!("--weight {}", shorten(other)),
+                    "expected morcgp or rcgp",
+                )
+            }
         };
         let mean = self.mean(model)?;
         Ok(RegressorConfig {
@@ -302,9 +307,17 @@ impl ModelOptions {
             }
         };
         for (option, value, what) in [
-            ("--inducing", self.inducing, "need at least one inducing point"),
+            (
+                "--inducing",
+                self.inducing,
+                "need at least one inducing point",
+            ),
             ("--actions", self.actions, "need at least one action"),
-            ("--batch-size", self.batch_size, "need at least one row per batch"),
+            (
+                "--batch-size",
+                self.batch_size,
+                "need at least one row per batch",
+            ),
         ] {
             if value == Some(0) {
                 return err(format!("{option} 0"), what);
@@ -329,7 +342,9 @@ impl ModelOptions {
             if self.lr.is_some() {
                 return err("--lr", "applies to --optimizer adam");
             }
-            Ok(Some(Optimizer::lbfgs(it.unwrap_or(DEFAULT_LBFGS_ITERATIONS))))
+            Ok(Some(Optimizer::lbfgs(
+                it.unwrap_or(DEFAULT_LBFGS_ITERATIONS),
+            )))
         };
         let optimizer = match (self.optimizer.as_deref(), self.iterations) {
             (None, None) if self.lr.is_none() => None,
@@ -473,9 +488,16 @@ mod tests {
                         other => panic!("no case for {other}"),
                     }
                 });
-                assert_eq!(r.is_ok(), kinds.contains(&kind), "{option} on {kind:?}: {r:?}");
+                assert_eq!(
+                    r.is_ok(),
+                    kinds.contains(&kind),
+                    "{option} on {kind:?}: {r:?}"
+                );
                 if let Err(e) = r {
-                    assert!(e.option.starts_with(option) || e.option == "--optimizer", "{e}");
+                    assert!(
+                        e.option.starts_with(option) || e.option == "--optimizer",
+                        "{e}"
+                    );
                     assert!(e.message.contains(kind.name()), "{e}");
                 }
             }
@@ -489,7 +511,10 @@ mod tests {
             (Box::new(|o| o.restarts = 1_000_000), "--restarts 1000000"),
             (Box::new(|o| o.noise = Some(-1.0)), "--noise -1"),
             (Box::new(|o| o.noise = Some(f64::NAN)), "--noise NaN"),
-            (Box::new(|o| o.kernel = Some("se + ".into())), "--kernel 'se + '"),
+            (
+                Box::new(|o| o.kernel = Some("se + ".into())),
+                "--kernel 'se + '",
+            ),
             (Box::new(|o| o.mean = Some("cubic".into())), "--mean cubic"),
             (
                 Box::new(|o| {

@@ -14,6 +14,8 @@ use super::defaults::{
 };
 use super::kind::ModelKind;
 use crate::data::{Dataset, Standardizer};
+use crate::kernels::Kernel;
+use crate::means::Mean;
 use crate::models::approximate::{ApproxModel, ApproxOptions};
 use crate::models::conjugate::Marginals;
 use crate::models::exact::{ExactGp, FitOptions, StartReport};
@@ -21,8 +23,6 @@ use crate::models::hyper::GpHyper;
 use crate::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::ModelError;
-use crate::kernels::Kernel;
-use crate::means::Mean;
 
 /// What to fit: the checked options of [`super::ModelOptions::check`], with every default
 /// filled in. Built directly (as the experiments do), it skips the option checks; the fit

@@ -278,13 +278,25 @@ impl FitSummary {
                 let (name, _) = outputs[0].gp.objective();
                 let value = outputs.iter().map(|o| o.gp.objective().1).sum();
                 let jitter = outputs.iter().map(|o| o.gp.jitter()).fold(0.0, f64::max);
-                (per_output, None, jitter, Vec::new(), Objective { name, value })
+                (
+                    per_output,
+                    None,
+                    jitter,
+                    Vec::new(),
+                    Objective { name, value },
+                )
             }
             Fitted::Joint(model, epsilon) => {
                 let (per_output, terms, jitter) = joint_parts(r, model, epsilon);
                 let (name, value) = model.objective();
                 let starts = model.starts().to_vec();
-                (per_output, Some(terms), jitter, starts, Objective { name, value })
+                (
+                    per_output,
+                    Some(terms),
+                    jitter,
+                    starts,
+                    Objective { name, value },
+                )
             }
         };
         let kernel = per_output
