@@ -1,4 +1,5 @@
-//! Versioned JSON model files.
+//! Versioned JSON model files. This build writes version 2 (the tagged records of
+//! [`super::record`]) and reads versions 1 and 2.
 //!
 //! A model file holds everything prediction needs — names, the standardiser, and for each
 //! output the kernel expression (printed exactly, so it parses back bit for bit), the noise, the
@@ -11,6 +12,7 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 use super::kind::ModelKind;
+use super::record::{ModelFile, VERSION};
 use super::regressor::{Fitted, OutputGp, Regressor, SingleOutput};
 use crate::data::Standardizer;
 use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
@@ -26,8 +28,9 @@ use crate::robust::ImqWeights;
 
 /// The `format` field of every trustgp model file.
 pub const FORMAT: &str = "trustgp-model";
-/// The current model-file version.
-pub const VERSION: u32 = 1;
+/// The version of the flat [`ModelRecord`] files (written before the tagged records of
+/// [`super::record`], still read).
+pub const LEGACY_VERSION: u32 = 1;
 
 /// Errors reading or writing model files.
 #[derive(Debug, thiserror::Error)]
@@ -134,12 +137,14 @@ pub struct JointRecord {
     pub robust: Option<WeightsRecord>,
 }
 
-/// The on-disk form of a [`Regressor`].
+/// The version-1 form of a [`Regressor`] (one flat record with optional parts): files written
+/// before version 2 are read in this form, and version-2 files are translated to it, so that
+/// [`ModelRecord::into_regressor`] is the one place that checks and rebuilds a model.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ModelRecord {
     /// Always [`FORMAT`].
     pub format: String,
-    /// File version, [`VERSION`] when written by this build.
+    /// File version, [`LEGACY_VERSION`].
     pub version: u32,
     /// Model name (`gp`).
     pub model: String,
@@ -239,7 +244,7 @@ impl ModelRecord {
         };
         ModelRecord {
             format: FORMAT.into(),
-            version: VERSION,
+            version: LEGACY_VERSION,
             model: r.model_name().into(),
             inputs: r.inputs.clone(),
             standardizer: r.standardizer.clone(),
@@ -255,9 +260,10 @@ impl ModelRecord {
         if self.format != FORMAT {
             return invalid(format!("format is '{}', expected '{FORMAT}'", self.format));
         }
-        if self.version != VERSION {
+        if self.version != LEGACY_VERSION {
             return invalid(format!(
-                "model file version {} is not supported (this build reads version {VERSION})",
+                "model file version {} is not supported (this build reads versions \
+                 {LEGACY_VERSION} and {VERSION})",
                 self.version
             ));
         }
@@ -641,12 +647,12 @@ pub fn save(r: &Regressor, path: &Path) -> Result<(), ModelFileError> {
             source: Box::new(e),
         }
     })?;
-    let text = serde_json::to_string_pretty(&ModelRecord::from_regressor(r)).map_err(|e| {
-        ModelFileError::Format {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        }
-    })?;
+    let format_error = |message: String| ModelFileError::Format {
+        path: path.display().to_string(),
+        message,
+    };
+    let file = ModelFile::from_record(&ModelRecord::from_regressor(r)).map_err(format_error)?;
+    let text = serde_json::to_string_pretty(&file).map_err(|e| format_error(e.to_string()))?;
     std::fs::write(path, text).map_err(|source| ModelFileError::Io {
         path: path.display().to_string(),
         source,
@@ -663,12 +669,23 @@ pub fn load(path: &Path) -> Result<Regressor, ModelFileError> {
     load_str(&text, &p)
 }
 
-/// Read a regressor from the text of a model file (`source` names it in errors).
+/// Read a regressor from the text of a model file of either version (`source` names it in
+/// errors): version 2 ([`ModelFile`]) is translated to the version-1 record, and both are checked
+/// and rebuilt by [`ModelRecord::into_regressor`].
 pub fn load_str(text: &str, source: &str) -> Result<Regressor, ModelFileError> {
-    let record: ModelRecord = serde_json::from_str(text).map_err(|e| ModelFileError::Format {
+    let format_error = |e: serde_json::Error| ModelFileError::Format {
         path: source.to_string(),
         message: e.to_string(),
-    })?;
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(format_error)?;
+    let record = if value.get("version").and_then(serde_json::Value::as_u64) == Some(VERSION.into())
+    {
+        serde_json::from_value::<ModelFile>(value)
+            .map_err(format_error)?
+            .into_record()
+    } else {
+        serde_json::from_value::<ModelRecord>(value).map_err(format_error)?
+    };
     record.into_regressor().map_err(|e| ModelFileError::Model {
         path: source.to_string(),
         source: Box::new(e),

@@ -11,7 +11,9 @@
 //! * [`regressor`] — [`Regressor`]: standardiser plus the fitted model(s), predictions in the
 //!   units of the data.
 //! * [`summary`] — [`FitSummary`], the one schema of a fit's report.
-//! * [`file`](mod@file) — versioned JSON model files.
+//! * [`file`](mod@file) — versioned JSON model files: saving, loading, and the checks and
+//!   rebuilding of a model from its record; [`record`] — the tagged per-model records of
+//!   version 2 (version-1 files still load).
 //! * [`finite`], [`format`] — no non-finite number is printed; numbers print short and exact.
 //!
 //! # The fit summary
@@ -44,6 +46,7 @@ pub mod finite;
 pub mod format;
 pub mod kind;
 pub mod options;
+pub mod record;
 pub mod regressor;
 pub mod summary;
 

@@ -166,27 +166,36 @@ impl ModelOptions {
                 format!("unknown model (available: {})", ModelKind::NAMES.join(", ")),
             );
         };
+        // Each option the user gave, with its value as typed (empty for a switch).
+        let text = |v: &Option<String>| v.as_deref().map(shorten);
+        let number = |v: Option<usize>| v.map(|v| v.to_string());
+        let switch = |on: bool| Some(String::new()).filter(|_| on);
+        let epsilon = self.epsilon.iter().map(|e| format_number(*e));
         let given = [
-            ("--epsilon", !self.epsilon.is_empty()),
-            ("--weight", self.weight.is_some()),
-            ("--shared-noise", self.shared_noise),
-            ("--rank", self.rank.is_some()),
-            ("--inducing", self.inducing.is_some()),
-            ("--actions", self.actions.is_some()),
-            ("--action-kind", self.action_kind.is_some()),
-            ("--batch-size", self.batch_size.is_some()),
-            ("--likelihood", self.likelihood.is_some()),
-            ("--free-noise", self.free_noise),
-            ("--optimizer", self.optimizer.is_some()),
-            ("--iterations", self.iterations.is_some()),
-            ("--lr", self.lr.is_some()),
+            (
+                "--epsilon",
+                Some(epsilon.collect::<Vec<_>>().join(",")).filter(|e| !e.is_empty()),
+            ),
+            ("--weight", text(&self.weight)),
+            ("--shared-noise", switch(self.shared_noise)),
+            ("--rank", number(self.rank)),
+            ("--inducing", number(self.inducing)),
+            ("--actions", number(self.actions)),
+            ("--action-kind", text(&self.action_kind)),
+            ("--batch-size", number(self.batch_size)),
+            ("--likelihood", text(&self.likelihood)),
+            ("--free-noise", switch(self.free_noise)),
+            ("--optimizer", text(&self.optimizer)),
+            ("--iterations", number(self.iterations)),
+            ("--lr", self.lr.map(format_number)),
         ];
-        for (option, _) in given.iter().filter(|(_, g)| *g) {
+        for (option, value) in &given {
+            let Some(value) = value else { continue };
             let kinds = applies_to(option);
             if !kinds.contains(&model) {
                 let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
                 return err(
-                    *option,
+                    format!("{option} {value}").trim_end().to_string(),
                     format!("applies to {}, not {}", names.join(", "), model.name()),
                 );
             }
@@ -495,7 +504,7 @@ mod tests {
                 );
                 if let Err(e) = r {
                     assert!(
-                        e.option.starts_with(option) || e.option == "--optimizer",
+                        e.option.starts_with(option) || e.option.starts_with("--optimizer"),
                         "{e}"
                     );
                     assert!(e.message.contains(kind.name()), "{e}");
