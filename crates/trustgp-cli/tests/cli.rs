@@ -355,7 +355,7 @@ fn bad_options_fail_cleanly() {
     );
     let text = std::fs::read_to_string(&out)
         .unwrap()
-        .replace("\"version\": 1", "\"version\": 7");
+        .replace("\"version\": 2", "\"version\": 7");
     let future = write(&dir, "future.json", &text);
     assert_fails(
         &trustgp(&["predict", "--model", &future, "--data", &data]),

@@ -678,13 +678,21 @@ pub fn load_str(text: &str, source: &str) -> Result<Regressor, ModelFileError> {
         message: e.to_string(),
     };
     let value: serde_json::Value = serde_json::from_str(text).map_err(format_error)?;
-    let record = if value.get("version").and_then(serde_json::Value::as_u64) == Some(VERSION.into())
-    {
-        serde_json::from_value::<ModelFile>(value)
+    let version = value.get("version").and_then(serde_json::Value::as_u64);
+    let record = match version {
+        Some(v) if v == u64::from(VERSION) => serde_json::from_value::<ModelFile>(value)
             .map_err(format_error)?
-            .into_record()
-    } else {
-        serde_json::from_value::<ModelRecord>(value).map_err(format_error)?
+            .into_record(),
+        Some(v) if v != u64::from(LEGACY_VERSION) => {
+            return Err(ModelFileError::Model {
+                path: source.to_string(),
+                source: Box::new(ModelError::Invalid(format!(
+                    "model file version {v} is not supported (this build reads versions \
+                     {LEGACY_VERSION} and {VERSION})"
+                ))),
+            })
+        }
+        _ => serde_json::from_value::<ModelRecord>(value).map_err(format_error)?,
     };
     record.into_regressor().map_err(|e| ModelFileError::Model {
         path: source.to_string(),
