@@ -14,7 +14,7 @@
 //! * [`file`](mod@file) — versioned JSON model files: saving, loading, and the checks and
 //!   rebuilding of a model from its record; [`record`] — the tagged per-model records of
 //!   version 2 (version-1 files still load).
-//! * [`finite`], [`format`] — no non-finite number is printed; numbers print short and exact.
+//! * [`mod@finite`], [`mod@format`] — no non-finite number is printed; numbers print short and exact.
 //!
 //! # The fit summary
 //!
@@ -24,17 +24,17 @@
 //! |---|---|---|
 //! | `model` | string | the model's name (`gp`, `rcgp`, `mogp`, …) |
 //! | `n`, `d` | integer | training rows, input columns |
-//! | `outputs` | [string] | the target columns |
+//! | `outputs` | list of strings | the target columns |
 //! | `objective` | {`name`, `value`} | the training objective (maximised); per-target models: the sum over outputs |
 //! | `lml` | number | gp and mogp only: the log marginal likelihood (= `objective.value`) |
 //! | `kernel` | string | the fitted kernel expression (multi-output: LMC terms `; `-separated; per-target: the first output's) |
-//! | `noise` | [number] | the noise variance of each output, always one per output |
+//! | `noise` | list of numbers | the noise variance of each output, always one per output |
 //! | `jitter` | number | the largest jitter a final factorisation needed |
 //! | `fit_seconds` | number | wall-clock seconds of the fit |
-//! | `warnings` | [string] | what the user should know (also printed on stderr) |
-//! | `per_output` | [object] | per output: `target`, `n_train`, `missing_target_rows`, `kernel`, `noise`, and where they apply `objective`, `mean`, `epsilon`, `soft_threshold`, `downweighted`, `inducing`, `likelihood`, `actions`, `action_kind`, `training`, `starts` |
-//! | `terms` | [object] | multi-output models: each LMC term's `kernel` and `coregionalization` matrix |
-//! | `starts` | [object] | multi-output models: one report per L-BFGS start |
+//! | `warnings` | list of strings | what the user should know (also printed on stderr) |
+//! | `per_output` | list of objects | per output: `target`, `n_train`, `missing_target_rows`, `kernel`, `noise`, and where they apply `objective`, `mean`, `epsilon`, `soft_threshold`, `downweighted`, `inducing`, `likelihood`, `actions`, `action_kind`, `training`, `starts` |
+//! | `terms` | list of objects | multi-output models: each LMC term's `kernel` and `coregionalization` matrix |
+//! | `starts` | list of objects | multi-output models: one report per L-BFGS start |
 //!
 //! Numbers in original units are never in the summary: the hyperparameters are those of the
 //! model, which sees standardised data unless standardisation is off.

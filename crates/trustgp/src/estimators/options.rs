@@ -515,7 +515,8 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_option() {
-        let cases: Vec<(Box<dyn Fn(&mut ModelOptions)>, &str)> = vec![
+        type Edit = Box<dyn Fn(&mut ModelOptions)>;
+        let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|o| o.model = "bogus".into()), "--model bogus"),
             (Box::new(|o| o.restarts = 1_000_000), "--restarts 1000000"),
             (Box::new(|o| o.noise = Some(-1.0)), "--noise -1"),

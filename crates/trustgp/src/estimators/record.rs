@@ -285,7 +285,7 @@ fn sparse(o: &OutputRecord, robust: bool) -> Result<Output<SparseParams>, String
                 .ok_or_else(|| missing("sparse", "inducing"))?,
             threshold: a.threshold.ok_or_else(|| missing("sparse", "threshold"))?,
             beta: a.beta.ok_or_else(|| missing("sparse", "beta"))?,
-            epsilon: robust_epsilon(&a, robust),
+            epsilon: robust_epsilon(a, robust),
         },
     ))
 }
