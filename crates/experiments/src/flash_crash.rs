@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use faer::Mat;
 use serde_json::json;
 use trustgp::data::Dataset;
+use trustgp::estimators::{ModelKind, OutputPrediction, Regressor, RegressorConfig};
 use trustgp::models::approximate::ApproxOptions;
-use trustgp::models::regressor::{ModelKind, OutputPrediction, Regressor, RegressorConfig};
 
 use crate::figure::{panels_svg, Curve, Panel};
 

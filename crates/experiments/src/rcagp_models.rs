@@ -101,7 +101,7 @@ fn kernel(protocol: TrainingProtocol, x: &Mat<f64>) -> Result<Kernel, BoxError> 
         TrainingProtocol::Paper => {
             format!("const({SOFTPLUS_ZERO}) * matern52(ls={SOFTPLUS_ZERO})")
         }
-        TrainingProtocol::Defaults => trustgp::models::regressor::DEFAULT_KERNEL.to_string(),
+        TrainingProtocol::Defaults => trustgp::estimators::DEFAULT_KERNEL.to_string(),
     };
     let mut k = Kernel::parse(&expr)?;
     k.initialize(x.as_ref())?;
@@ -124,7 +124,7 @@ pub fn fit_predict(
     let noise = if paper {
         SOFTPLUS_ZERO
     } else {
-        trustgp::models::regressor::DEFAULT_NOISE
+        trustgp::estimators::DEFAULT_NOISE
     };
     let adam50 = Optimizer::adam_fixed_steps(50, 0.01);
     let t0 = Instant::now();

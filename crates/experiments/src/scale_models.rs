@@ -67,7 +67,7 @@ pub struct ScaleRun {
 
 /// The ARD kernel every scalable run starts from, initialised on the training inputs.
 fn kernel(x: &Mat<f64>) -> Result<Kernel, BoxError> {
-    let mut k = Kernel::parse(trustgp::models::regressor::DEFAULT_KERNEL)?;
+    let mut k = Kernel::parse(trustgp::estimators::DEFAULT_KERNEL)?;
     k.initialize(x.as_ref())?;
     Ok(k)
 }
@@ -81,7 +81,7 @@ pub fn fit_scale_model(
     settings: &ScaleSettings,
 ) -> Result<ScaleRun, BoxError> {
     let k = kernel(x)?;
-    let noise = trustgp::models::regressor::DEFAULT_NOISE;
+    let noise = trustgp::estimators::DEFAULT_NOISE;
     let mut evals = 0usize;
     let mut last = f64::NAN;
     let t0 = Instant::now();

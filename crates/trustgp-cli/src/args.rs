@@ -55,7 +55,7 @@ pub struct ModelArgs {
     /// for the approximate models).
     #[arg(long)]
     pub mean: Option<String>,
-    /// Random optimiser restarts in addition to the initial start (0 = one start).
+    /// Random optimiser restarts in addition to the initial start (0 = one start; at most 1000).
     #[arg(long, default_value_t = 0)]
     pub restarts: usize,
     /// Seed for every random step.
@@ -71,9 +71,10 @@ pub struct ModelArgs {
     /// for rcgp, 0.1 for mo-rcgp).
     #[arg(long, value_delimiter = ',')]
     pub epsilon: Vec<f64>,
-    /// mo-rcgp: centre the weights on the prior mean (rcgp) or on the other outputs (morcgp).
-    #[arg(long, default_value = "morcgp")]
-    pub weight: String,
+    /// mo-rcgp: centre the weights on the prior mean (rcgp) or on the other outputs (morcgp,
+    /// the default).
+    #[arg(long)]
+    pub weight: Option<String>,
     /// Multi-output models: one noise variance shared by all outputs.
     #[arg(long)]
     pub shared_noise: bool,
@@ -90,9 +91,9 @@ pub struct ModelArgs {
     /// k(X, Z) at fixed k-means centres Z).
     #[arg(long)]
     pub action_kind: Option<String>,
-    /// svgp: likelihood, gaussian or student-t.
-    #[arg(long, default_value = "gaussian")]
-    pub likelihood: String,
+    /// svgp: likelihood, gaussian (default) or student-t.
+    #[arg(long)]
+    pub likelihood: Option<String>,
     /// Approximate models: optimiser, lbfgs (default; svgp: adam) or adam.
     #[arg(long)]
     pub optimizer: Option<String>,
@@ -109,6 +110,9 @@ pub struct ModelArgs {
     /// RCaGP paper) instead of fixing it at an exact RCGP's estimate on up to 1000 rows.
     #[arg(long)]
     pub free_noise: bool,
+    /// Start a fit even when its estimated memory exceeds this machine's.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `trustgp fit`.

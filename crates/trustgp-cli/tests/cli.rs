@@ -355,7 +355,7 @@ fn bad_options_fail_cleanly() {
     );
     let text = std::fs::read_to_string(&out)
         .unwrap()
-        .replace("\"version\": 1", "\"version\": 7");
+        .replace("\"version\": 2", "\"version\": 7");
     let future = write(&dir, "future.json", &text);
     assert_fails(
         &trustgp(&["predict", "--model", &future, "--data", &data]),
@@ -499,7 +499,7 @@ fn approximate_models_end_to_end() {
         let o = trustgp(&a);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-        (v["noise"].as_f64().unwrap(), v["mae"].as_f64().unwrap())
+        (v["noise"][0].as_f64().unwrap(), v["mae"].as_f64().unwrap())
     };
     let (free_noise, free_mae) = noise_and_mae(&["--free-noise"]);
     let (noise, default_mae) = noise_and_mae(&[]);

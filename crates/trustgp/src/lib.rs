@@ -13,12 +13,15 @@
 //! * [`optim`] — L-BFGS with box bounds.
 //! * [`fit`] — the fitting driver: options, restarts, progress, one report type and its warnings.
 //! * [`robust`] — observation weights and centring of the robust conjugate GPs.
-//! * [`models`] — the GP models and their versioned model files.
+//! * [`models`] — the GP models.
+//! * [`estimators`] — the front end: model kinds, checked options and defaults, fit summaries,
+//!   model files.
 //! * [`posterior`] — the [`Posterior`](posterior::Posterior) interface every fitted latent
 //!   model implements, and the linear-Gaussian form behind it.
 //! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 
 pub mod data;
+pub mod estimators;
 pub mod fit;
 pub mod kernels;
 pub mod likelihoods;

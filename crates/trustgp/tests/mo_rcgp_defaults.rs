@@ -1,10 +1,10 @@
-//! The user-facing MO-RCGP defaults (`models::regressor`): the optimiser stops at
+//! The user-facing MO-RCGP defaults (`estimators`): the optimiser stops at
 //! `DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE` unless the caller sets a tolerance, and the MOGP keeps
 //! L-BFGS's default stopping rule.
 
 use faer::Mat;
 use trustgp::data::{read_csv_str, Dataset};
-use trustgp::models::regressor::{
+use trustgp::estimators::{
     ModelKind, Regressor, RegressorConfig, DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE,
 };
 

@@ -3,8 +3,8 @@
 
 use faer::Mat;
 use trustgp::data::read_csv_str;
-use trustgp::models::file::{load, load_str, save, ModelRecord};
-use trustgp::models::regressor::{ModelKind, Regressor, RegressorConfig};
+use trustgp::estimators::file::{load, load_str, save, ModelRecord};
+use trustgp::estimators::{ModelKind, Regressor, RegressorConfig};
 
 fn csv() -> String {
     let mut s = String::from("a,b,y1,y2\n");

@@ -6,9 +6,9 @@
 
 use serde_json::json;
 use trustgp::data::{metrics, random_split, read_csv_str};
-use trustgp::models::regressor::{Regressor, RegressorConfig, SingleOutput};
+use trustgp::estimators::{FitSummary, ModelOptions, Regressor};
 
-use super::{fit_summary, print_json, CliError};
+use super::{print_json, CliError};
 use crate::args::DemoArgs;
 use crate::plot::truth_vs_prediction;
 
@@ -33,15 +33,15 @@ pub fn run(a: &DemoArgs) -> Result<(), CliError> {
         data.select_rows(&split.train),
         data.select_rows(&split.test),
     );
-    let cfg = RegressorConfig {
-        fit: trustgp::fit::FitOptions {
-            restarts: 2,
-            seed: SEED,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    let cfg = ModelOptions {
+        restarts: 2,
+        seed: SEED,
+        ..ModelOptions::default()
+    }
+    .check()?;
     let model = Regressor::fit(&train, &cfg)?;
+    let summary = FitSummary::of(&model, train.n());
+    summary.check_finite()?;
     let p = &model.predict(test.x.as_ref(), false)?[0];
     let y: Vec<f64> = (0..test.n()).map(|i| test.y[(i, 0)]).collect();
     let rmse = metrics::rmse(&y, &p.mean)?;
@@ -54,28 +54,19 @@ pub fn run(a: &DemoArgs) -> Result<(), CliError> {
         .filter(|(yi, (m, s))| (*yi - *m).abs() <= 1.959964 * *s)
         .count();
     let coverage = covered as f64 / y.len() as f64;
-    let Some(SingleOutput::Gp(gp)) = model.outputs().first().map(|o| &o.gp) else {
+    let Some(loo_rmse_std) = model.exact_loo_rmse().and_then(|v| v.first().copied()) else {
         return Err("the demo's model is not an exact GP".into());
     };
-    let loo = gp.loo();
-    let ys = gp.y();
-    let loo_rmse_std = (ys
-        .iter()
-        .zip(&loo.mean)
-        .map(|(a, b)| (a - b).powi(2))
-        .sum::<f64>()
-        / ys.len() as f64)
-        .sqrt();
 
     eprintln!(
         "  trained on {} rows, tested on {} held-out rows (seed {SEED})",
         train.n(),
         test.n()
     );
-    eprintln!("  fitted kernel: {}", gp.hyper().kernel);
+    eprintln!("  fitted kernel: {}", summary.kernel);
     eprintln!(
         "  noise variance (standardised units): {:.3e}",
-        gp.hyper().noise
+        summary.noise[0]
     );
     eprintln!("  fit time: {:.3} s", model.fit_seconds);
     eprintln!("  test RMSE {rmse:.3} (predicting the training mean: {baseline_rmse:.3})");
@@ -105,7 +96,7 @@ pub fn run(a: &DemoArgs) -> Result<(), CliError> {
         eprintln!("  plot written to {}", path.display());
     }
     eprintln!("Try: cargo run --release -- fit --data data/uci_yacht/data.csv --target {TARGET} --out yacht.json");
-    let mut summary = fit_summary(&model);
+    let mut summary = serde_json::to_value(&summary)?;
     if let serde_json::Value::Object(m) = &mut summary {
         m.insert(
             "demo".into(),

@@ -5,8 +5,10 @@ use trustgp::data::{
     contaminate, metrics, random_split, read_split_file, ContaminationSpec, Protocol, Split,
 };
 
+use trustgp::estimators::{check_predictions, finite};
+
 use super::{
-    config, dataset, fit_summary, fit_with_progress, print_json, report_warnings, CliError,
+    checked_config, dataset, fit_with_progress, options, print_json, summary_json, CliError,
 };
 use crate::args::EvaluateArgs;
 
@@ -15,8 +17,8 @@ const DEFAULT_TEST_FRACTION: f64 = 0.2;
 
 /// Run the subcommand.
 pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
+    let cfg = options(&a.model).check()?;
     let mut data = dataset(&a.model)?;
-    let cfg = config(&a.model)?;
     let split: Split = match (&a.split_file, a.split) {
         (Some(path), Some(k)) => read_split_file(path, k, data.n())?,
         _ => random_split(
@@ -48,24 +50,34 @@ pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
     };
     let train = data.select_rows(&split.train);
     let test = data.select_rows(&split.test);
+    let advice = checked_config(&a.model, &cfg, &train)?;
     let model = fit_with_progress(&train, &cfg, "training rows")?;
-    report_warnings(&model);
+    let summary = summary_json(&model, train.n(), advice)?;
     let preds = model.predict(test.x.as_ref(), false)?;
+    check_predictions(&preds)?;
     let mut per_output = Vec::new();
     let (mut rmse, mut mae, mut nlpd) = (0.0, 0.0, 0.0);
     for (t, p) in preds.iter().enumerate() {
         let y: Vec<f64> = (0..test.n()).map(|i| test.y[(i, t)]).collect();
-        let m = json!({
+        let values = [
+            ("rmse", metrics::rmse(&y, &p.mean)?),
+            ("mae", metrics::mae(&y, &p.mean)?),
+            ("nlpd", metrics::nlpd_mean(&y, &p.mean, &p.std)?),
+            ("nlpd_sum", metrics::nlpd_sum(&y, &p.mean, &p.std)?),
+        ];
+        for (name, v) in values {
+            finite(v, || format!("the test {name} of '{}'", p.target))?;
+        }
+        rmse += values[0].1;
+        mae += values[1].1;
+        nlpd += values[2].1;
+        per_output.push(json!({
             "target": p.target,
-            "rmse": metrics::rmse(&y, &p.mean)?,
-            "mae": metrics::mae(&y, &p.mean)?,
-            "nlpd": metrics::nlpd_mean(&y, &p.mean, &p.std)?,
-            "nlpd_sum": metrics::nlpd_sum(&y, &p.mean, &p.std)?,
-        });
-        rmse += m["rmse"].as_f64().unwrap_or(f64::NAN);
-        mae += m["mae"].as_f64().unwrap_or(f64::NAN);
-        nlpd += m["nlpd"].as_f64().unwrap_or(f64::NAN);
-        per_output.push(m);
+            "rmse": values[0].1,
+            "mae": values[1].1,
+            "nlpd": values[2].1,
+            "nlpd_sum": values[3].1,
+        }));
     }
     let k = preds.len() as f64;
     let mut out = json!({
@@ -78,7 +90,7 @@ pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
         "metrics_per_output": per_output,
         "contamination": contamination,
     });
-    if let (Value::Object(o), Value::Object(f)) = (&mut out, fit_summary(&model)) {
+    if let (Value::Object(o), Value::Object(f)) = (&mut out, summary) {
         for (key, v) in f {
             o.entry(key).or_insert(v);
         }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::json;
 use trustgp::data::read_inputs;
-use trustgp::models::file;
+use trustgp::estimators::{check_predictions, file, format_number};
 
 use super::{print_json, CliError};
 use crate::args::PredictArgs;
@@ -14,6 +14,7 @@ pub fn run(a: &PredictArgs) -> Result<(), CliError> {
     let model = file::load(&a.model)?;
     let x = read_inputs(&a.data, &model.inputs)?;
     let preds = model.predict(x.as_ref(), a.latent)?;
+    check_predictions(&preds)?;
     let mut text = String::new();
     let header: Vec<String> = preds
         .iter()
@@ -24,7 +25,7 @@ pub fn run(a: &PredictArgs) -> Result<(), CliError> {
     for i in 0..x.nrows() {
         let row: Vec<String> = preds
             .iter()
-            .flat_map(|p| [p.mean[i].to_string(), p.std[i].to_string()])
+            .flat_map(|p| [format_number(p.mean[i]), format_number(p.std[i])])
             .collect();
         text.push_str(&row.join(","));
         text.push('\n');

@@ -4,14 +4,12 @@
 //! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
 //! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
-//! * [`file`](mod@file) — versioned JSON model files.
 //! * [`mogp`] — Gaussian GP with grouped noise: the multi-output GP (ICM/LMC).
 //! * [`weighted_loo`], [`robust`] — the robust conjugate GPs (RCGP, MO-RCGP): weighted
 //!   LOO-CV objective, weights and two-step fit.
 //! * [`multi_output`] — fitting MOGP and MO-RCGP from a target matrix with missing entries.
 //! * [`tasks`] — multi-output data as task-indexed entries.
 //! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
-//! * [`regressor`] — the user-facing model: standardiser plus the fitted model(s).
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
@@ -22,12 +20,10 @@ pub mod computation_aware;
 pub mod conjugate;
 mod evidence;
 pub mod exact;
-pub mod file;
 pub mod hyper;
 pub mod inducing;
 pub mod mogp;
 pub mod multi_output;
-pub mod regressor;
 pub mod robust;
 mod scale_profile;
 pub mod sparse;

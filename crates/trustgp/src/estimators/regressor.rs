@@ -9,119 +9,27 @@ use std::time::Instant;
 
 use faer::{Mat, MatRef};
 
-use super::approximate::{ApproxKind, ApproxModel, ApproxOptions};
-use super::exact::ExactGp;
-use super::hyper::GpHyper;
-use super::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
-use super::robust::{prior_centred_weights, RobustGp};
-use super::ModelError;
+use super::defaults::{
+    DEFAULT_EPSILON, DEFAULT_KERNEL, DEFAULT_MULTI_OUTPUT_EPSILON, DEFAULT_MULTI_OUTPUT_KERNEL,
+    DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE,
+};
+use super::kind::ModelKind;
 use crate::data::{Dataset, Standardizer};
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::Kernel;
 use crate::means::Mean;
-use crate::optim::LbfgsOptions;
+use crate::models::approximate::{ApproxModel, ApproxOptions};
 use crate::posterior::Marginals;
+use crate::models::exact::ExactGp;
+use crate::optim::LbfgsOptions;
+use crate::models::hyper::GpHyper;
+use crate::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use crate::models::robust::{prior_centred_weights, RobustGp};
+use crate::models::ModelError;
 
-/// The kernel used when the user names none: a learnable scale times an ARD squared
-/// exponential whose lengthscales start from the data.
-pub const DEFAULT_KERNEL: &str = "const * se";
-/// The kernel of the multi-output models when the user names none: an ARD squared exponential
-/// without its own scale (the coregionalisation matrix carries the output scales).
-pub const DEFAULT_MULTI_OUTPUT_KERNEL: &str = "se";
-/// The initial noise variance (in standardised units) when the user gives none.
-pub const DEFAULT_NOISE: f64 = 0.1;
-/// The expected outlier fraction of RCGP when the user gives none.
-pub const DEFAULT_EPSILON: f64 = 0.2;
-/// The expected outlier fraction of each output of MO-RCGP when the user gives none. Lower
-/// than RCGP's: with 0.2 on every output of Energy (10% uniform outliers in heating load) the
-/// weighted LOO-CV fit collapsed the noise variance and lost all robustness (test MAE 13.6
-/// against 0.85 with 0.1), because the centring on the other outputs already down-weights the
-/// entries that share a row with an outlier.
-pub const DEFAULT_MULTI_OUTPUT_EPSILON: f64 = 0.1;
-/// MO-RCGP's optimiser tolerance (L-BFGS's relative decrease of the objective and projected
-/// gradient) when the caller keeps the default stopping rule; the MO-RCGP paper's reference code
-/// stops likewise early (SciPy `tol = 1e-2`). The weighted LOO-CV surface of an ARD kernel is
-/// flat near its optimum: on Energy with 10% outliers in the heating load
-/// (`results/mo_rcgp_defaults.md`) the default rule took 80–150 evaluations (3–15 s on a busy 2-core machine) and ended
-/// with worse test errors on average than stopping at 3e-3 after 14–20 evaluations.
-pub const DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE: f64 = 3e-3;
-
-/// Which model to fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModelKind {
-    /// Exact GP per target.
-    Gp,
-    /// Robust conjugate GP per target.
-    Rcgp,
-    /// Multi-output GP over all targets.
-    Mogp,
-    /// Multi-output robust conjugate GP over all targets.
-    MoRcgp,
-    /// Sparse GP regression (Titsias' collapsed bound) per target.
-    Sgpr,
-    /// Stochastic variational GP per target.
-    Svgp,
-    /// Robust conjugate sparse GP per target.
-    Rcsvgp,
-    /// Computation-aware GP per target.
-    Cagp,
-    /// Robust computation-aware GP per target.
-    Rcagp,
-}
-
-impl ModelKind {
-    /// Every model, in the order of [`ModelKind::NAMES`].
-    const ALL: [ModelKind; 9] = [
-        ModelKind::Gp,
-        ModelKind::Rcgp,
-        ModelKind::Mogp,
-        ModelKind::MoRcgp,
-        ModelKind::Sgpr,
-        ModelKind::Svgp,
-        ModelKind::Rcsvgp,
-        ModelKind::Cagp,
-        ModelKind::Rcagp,
-    ];
-
-    /// Every model name this build fits.
-    pub const NAMES: &'static [&'static str] = &[
-        "gp", "rcgp", "mogp", "mo-rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp",
-    ];
-
-    /// The model named on the command line (one of [`ModelKind::NAMES`]).
-    pub fn parse(name: &str) -> Option<ModelKind> {
-        let i = Self::NAMES.iter().position(|n| *n == name)?;
-        Some(Self::ALL[i])
-    }
-
-    /// The model's name.
-    pub fn name(self) -> &'static str {
-        let i = Self::ALL.iter().position(|k| *k == self).unwrap_or(0);
-        Self::NAMES[i]
-    }
-
-    /// The approximate model this is, if it is one.
-    pub fn approximate(self) -> Option<ApproxKind> {
-        match self {
-            ModelKind::Sgpr => Some(ApproxKind::Sgpr),
-            ModelKind::Svgp => Some(ApproxKind::Svgp),
-            ModelKind::Rcsvgp => Some(ApproxKind::Rcsvgp),
-            ModelKind::Cagp => Some(ApproxKind::Cagp),
-            ModelKind::Rcagp => Some(ApproxKind::Rcagp),
-            _ => None,
-        }
-    }
-
-    /// Whether the model is robust (has an outlier fraction ε).
-    pub fn is_robust(self) -> bool {
-        matches!(
-            self,
-            ModelKind::Rcgp | ModelKind::MoRcgp | ModelKind::Rcsvgp | ModelKind::Rcagp
-        )
-    }
-}
-
-/// What to fit.
+/// What to fit: the checked options of [`super::ModelOptions::check`], with every default
+/// filled in. Built directly (as the experiments do), it skips the option checks; the fit
+/// still refuses values it cannot use.
 #[derive(Clone, Debug)]
 pub struct RegressorConfig {
     /// Model.
@@ -374,7 +282,7 @@ impl Regressor {
         };
         let xs = standardizer.transform_x(data.x.as_ref());
         let ys = standardizer.transform_y(data.y.as_ref());
-        let noise = cfg.noise.unwrap_or(DEFAULT_NOISE);
+        let noise = cfg.initial_noise();
         if !(noise.is_finite() && noise > 0.0) {
             return Err(ModelError::Invalid(format!(
                 "noise must be a positive variance, got {noise}"
@@ -443,25 +351,41 @@ impl Regressor {
         })
     }
 
-    /// The model's name (one of [`ModelKind::NAMES`]).
-    pub fn model_name(&self) -> &'static str {
+    /// The fitted model's kind.
+    pub fn kind(&self) -> ModelKind {
         match &self.fitted {
             Fitted::PerTarget(o) => match o.first().map(|o| &o.gp) {
-                Some(SingleOutput::Rcgp(..)) => ModelKind::Rcgp.name(),
-                Some(SingleOutput::Approx(g, _)) => match g.kind() {
-                    ApproxKind::Sgpr => ModelKind::Sgpr.name(),
-                    ApproxKind::Svgp => ModelKind::Svgp.name(),
-                    ApproxKind::Rcsvgp => ModelKind::Rcsvgp.name(),
-                    ApproxKind::Cagp => ModelKind::Cagp.name(),
-                    ApproxKind::Rcagp => ModelKind::Rcagp.name(),
-                },
-                _ => ModelKind::Gp.name(),
+                Some(SingleOutput::Rcgp(..)) => ModelKind::Rcgp,
+                Some(SingleOutput::Approx(g, _)) => ModelKind::of_approximate(g.kind()),
+                _ => ModelKind::Gp,
             },
             Fitted::Joint(model, _) => match **model {
-                MultiOutputModel::Mogp(_) => ModelKind::Mogp.name(),
-                MultiOutputModel::Robust(_) => ModelKind::MoRcgp.name(),
+                MultiOutputModel::Mogp(_) => ModelKind::Mogp,
+                MultiOutputModel::Robust(_) => ModelKind::MoRcgp,
             },
         }
+    }
+
+    /// The model's name (one of [`ModelKind::NAMES`]).
+    pub fn model_name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// The closed-form leave-one-out RMSE of each exact-GP output on its training targets (in
+    /// the model's, i.e. standardised, units); `None` unless the model is `gp`.
+    pub fn exact_loo_rmse(&self) -> Option<Vec<f64>> {
+        self.outputs()
+            .iter()
+            .map(|o| match &o.gp {
+                SingleOutput::Gp(g) => {
+                    let (y, loo) = (g.y(), g.loo());
+                    let sse: f64 = y.iter().zip(&loo.mean).map(|(a, b)| (a - b).powi(2)).sum();
+                    Some((sse / y.len() as f64).sqrt())
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<f64>>>()
+            .filter(|v| !v.is_empty())
     }
 
     /// The per-target models (empty for a multi-output model).

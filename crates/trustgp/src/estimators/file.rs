@@ -1,4 +1,5 @@
-//! Versioned JSON model files.
+//! Versioned JSON model files. This build writes version 2 (the tagged records of
+//! [`super::record`]) and reads versions 1 and 2.
 //!
 //! A model file holds everything prediction needs — names, the standardiser, and for each
 //! output the kernel expression (printed exactly, so it parses back bit for bit), the noise, the
@@ -10,23 +11,26 @@ use std::path::Path;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use super::approximate::{ApproxKind, ApproxModel, ApproxRecord};
-use super::exact::ExactGp;
-use super::hyper::GpHyper;
-use super::mogp::MultiOutputGp;
-use super::multi_output::MultiOutputModel;
-use super::regressor::{Fitted, ModelKind, OutputGp, Regressor, SingleOutput};
-use super::robust::{RobustGp, RobustWeights};
-use super::ModelError;
+use super::kind::ModelKind;
+use super::record::{ModelFile, VERSION};
+use super::regressor::{Fitted, OutputGp, Regressor, SingleOutput};
 use crate::data::Standardizer;
 use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{Mean, TaskMean};
+use crate::models::approximate::{ApproxKind, ApproxModel, ApproxRecord};
+use crate::models::exact::ExactGp;
+use crate::models::hyper::GpHyper;
+use crate::models::mogp::MultiOutputGp;
+use crate::models::multi_output::MultiOutputModel;
+use crate::models::robust::{RobustGp, RobustWeights};
+use crate::models::ModelError;
 use crate::robust::ImqWeights;
 
 /// The `format` field of every trustgp model file.
 pub const FORMAT: &str = "trustgp-model";
-/// The current model-file version.
-pub const VERSION: u32 = 1;
+/// The version of the flat [`ModelRecord`] files (written before the tagged records of
+/// [`super::record`], still read).
+pub const LEGACY_VERSION: u32 = 1;
 
 /// Errors reading or writing model files.
 #[derive(Debug, thiserror::Error)]
@@ -133,12 +137,14 @@ pub struct JointRecord {
     pub robust: Option<WeightsRecord>,
 }
 
-/// The on-disk form of a [`Regressor`].
+/// The version-1 form of a [`Regressor`] (one flat record with optional parts): files written
+/// before version 2 are read in this form, and version-2 files are translated to it, so that
+/// [`ModelRecord::into_regressor`] is the one place that checks and rebuilds a model.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ModelRecord {
     /// Always [`FORMAT`].
     pub format: String,
-    /// File version, [`VERSION`] when written by this build.
+    /// File version, [`LEGACY_VERSION`].
     pub version: u32,
     /// Model name (`gp`).
     pub model: String,
@@ -238,7 +244,7 @@ impl ModelRecord {
         };
         ModelRecord {
             format: FORMAT.into(),
-            version: VERSION,
+            version: LEGACY_VERSION,
             model: r.model_name().into(),
             inputs: r.inputs.clone(),
             standardizer: r.standardizer.clone(),
@@ -254,9 +260,10 @@ impl ModelRecord {
         if self.format != FORMAT {
             return invalid(format!("format is '{}', expected '{FORMAT}'", self.format));
         }
-        if self.version != VERSION {
+        if self.version != LEGACY_VERSION {
             return invalid(format!(
-                "model file version {} is not supported (this build reads version {VERSION})",
+                "model file version {} is not supported (this build reads versions \
+                 {LEGACY_VERSION} and {VERSION})",
                 self.version
             ));
         }
@@ -631,14 +638,21 @@ fn check_standardizer(s: &Standardizer, d: usize, t: usize) -> Result<(), ModelE
     Ok(())
 }
 
-/// Write a regressor to `path` as JSON.
+/// Write a regressor to `path` as JSON. A model whose standardiser is unusable (a scale that
+/// overflowed, say) is refused rather than written as a file that cannot be loaded.
 pub fn save(r: &Regressor, path: &Path) -> Result<(), ModelFileError> {
-    let text = serde_json::to_string_pretty(&ModelRecord::from_regressor(r)).map_err(|e| {
-        ModelFileError::Format {
+    check_standardizer(&r.standardizer, r.inputs.len(), r.targets.len()).map_err(|e| {
+        ModelFileError::Model {
             path: path.display().to_string(),
-            message: e.to_string(),
+            source: Box::new(e),
         }
     })?;
+    let format_error = |message: String| ModelFileError::Format {
+        path: path.display().to_string(),
+        message,
+    };
+    let file = ModelFile::from_record(&ModelRecord::from_regressor(r)).map_err(format_error)?;
+    let text = serde_json::to_string_pretty(&file).map_err(|e| format_error(e.to_string()))?;
     std::fs::write(path, text).map_err(|source| ModelFileError::Io {
         path: path.display().to_string(),
         source,
@@ -655,12 +669,31 @@ pub fn load(path: &Path) -> Result<Regressor, ModelFileError> {
     load_str(&text, &p)
 }
 
-/// Read a regressor from the text of a model file (`source` names it in errors).
+/// Read a regressor from the text of a model file of either version (`source` names it in
+/// errors): version 2 ([`ModelFile`]) is translated to the version-1 record, and both are checked
+/// and rebuilt by [`ModelRecord::into_regressor`].
 pub fn load_str(text: &str, source: &str) -> Result<Regressor, ModelFileError> {
-    let record: ModelRecord = serde_json::from_str(text).map_err(|e| ModelFileError::Format {
+    let format_error = |e: serde_json::Error| ModelFileError::Format {
         path: source.to_string(),
         message: e.to_string(),
-    })?;
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(format_error)?;
+    let version = value.get("version").and_then(serde_json::Value::as_u64);
+    let record = match version {
+        Some(v) if v == u64::from(VERSION) => serde_json::from_value::<ModelFile>(value)
+            .map_err(format_error)?
+            .into_record(),
+        Some(v) if v != u64::from(LEGACY_VERSION) => {
+            return Err(ModelFileError::Model {
+                path: source.to_string(),
+                source: Box::new(ModelError::Invalid(format!(
+                    "model file version {v} is not supported (this build reads versions \
+                     {LEGACY_VERSION} and {VERSION})"
+                ))),
+            })
+        }
+        _ => serde_json::from_value::<ModelRecord>(value).map_err(format_error)?,
+    };
     record.into_regressor().map_err(|e| ModelFileError::Model {
         path: source.to_string(),
         source: Box::new(e),
