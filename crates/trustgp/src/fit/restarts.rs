@@ -88,8 +88,10 @@ where
     }
     let run = |(i, s): (usize, &Vec<f64>)| -> (FitReport, Option<Vec<f64>>) {
         let clock = Instant::now();
-        // The objective at the start: the first evaluation of every run is at its start point.
+        // The objective at the start (the first evaluation of every run is at its start point)
+        // and the highest one seen.
         let initial = Cell::new(None);
+        let highest = Cell::new(f64::NEG_INFINITY);
         // The curvature approximates the negated Hessian already: it carries over unchanged.
         let negated = |v: &[f64], want: bool| -> Result<Evaluation, String> {
             let evaluated = objective(v, want);
@@ -97,14 +99,15 @@ where
                 initial.set(Some(evaluated.as_ref().map_or(f64::NAN, |e| e.0)));
             }
             let (f, g, curvature) = evaluated?;
+            highest.set(highest.get().max(f));
             Ok((-f, g.iter().map(|gi| -gi).collect(), curvature))
         };
         let result = minimize_lbfgsb(StopWhen(WithCurvature(negated), stop), s, bounds, lbfgs);
         let seconds = clock.elapsed().as_secs_f64();
         match result {
             Ok(r) => {
-                let initial = initial.get().unwrap_or(f64::NAN);
-                let report = FitReport::from_negated(i, &r, initial, seconds, bounds, names);
+                let seen = [initial.get().unwrap_or(f64::NAN), highest.get()];
+                let report = FitReport::from_negated(i, &r, seen, seconds, bounds, names);
                 (report, Some(r.x))
             }
             Err(e) => (FitReport::failed(i, e.to_string(), seconds), None),
