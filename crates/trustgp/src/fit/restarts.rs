@@ -37,6 +37,7 @@ where
 /// Maximise `objective` (`(v, want_curvature)` → value, gradient and curvature, or why the
 /// point failed) over the box `bounds` (whose entries `names` names) from `x0` and `restarts`
 /// seeded random starts; returns the best point and a report per start.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn maximize<F>(
     objective: F,
     x0: &[f64],
