@@ -12,7 +12,7 @@
 //!
 //! Each evaluation costs O(n m² + m³) time and O(n m) memory. The parameters — the kernel's
 //! log-hyperparameters, `log σ²`, the mean's parameters and (unless frozen) the inducing inputs
-//! — are fitted by the shared [training loop](crate::models::training) with analytic gradients.
+//! — are fitted by the shared [training loop](crate::fit::maximize) with analytic gradients.
 //! The soft threshold `c` of the robust weight is fixed at the start from the initial mean, and
 //! `β` is a setting.
 
