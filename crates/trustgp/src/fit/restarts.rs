@@ -134,3 +134,40 @@ where
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A concave quadratic with its maximum at (1, −2).
+    fn quadratic(x: &[f64]) -> Result<(f64, Vec<f64>), String> {
+        let (a, b) = (x[0] - 1.0, x[1] + 2.0);
+        Ok((-(a * a + 3.0 * b * b), vec![-2.0 * a, -6.0 * b]))
+    }
+
+    #[test]
+    fn every_start_reports_where_it_began_and_the_bounds_it_ended_on() {
+        // b ≥ −1 cuts the maximum off: every start ends with b on its lower bound.
+        let bounds = [(-5.0, 5.0), (-1.0, 5.0)];
+        let names = ["a".to_string(), "b".to_string()];
+        let x0 = [3.0, 2.0];
+        let lbfgs = LbfgsOptions::default();
+        // Sequential factorisations run the starts in parallel; parallel ones, one by one.
+        for par in [Parallelism::Sequential, Parallelism::Parallel] {
+            let (x, reports) =
+                maximize(plain(quadratic), &x0, &bounds, &names, 3, 7, &lbfgs, par).unwrap();
+            assert!((x[0] - 1.0).abs() < 1e-6 && x[1] == -1.0, "{x:?}");
+            assert_eq!(reports.len(), 4);
+            assert_eq!(reports[0].initial_objective, quadratic(&x0).unwrap().0);
+            for (i, r) in reports.iter().enumerate() {
+                assert_eq!(r.start, i);
+                assert!(r.converged && !r.ended_worse(), "{r:?}");
+                // L-BFGS never accepts a worse point: it ends on the highest value it saw.
+                assert_eq!(r.highest_objective, r.objective);
+                assert!(r.initial_objective <= r.objective);
+                assert_eq!(r.at_bounds, ["b (lower)"]);
+                assert_eq!(r.warnings().len(), 1);
+            }
+        }
+    }
+}
