@@ -12,7 +12,9 @@ use trustgp::models::hyper::GpHyper;
 
 /// A deterministic smooth 2-D problem.
 fn data(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| ((i * (7 + 5 * j) + 3 * j) % 23) as f64 / 6.0 - 1.9);
+    let x = Mat::from_fn(n, 2, |i, j| {
+        ((i * (7 + 5 * j) + 3 * j) % 23) as f64 / 6.0 - 1.9
+    });
     let y = (0..n)
         .map(|i| 2.0 * (1.3 * x[(i, 0)]).sin() + x[(i, 1)] + 0.1 * ((i * 13) % 7) as f64)
         .collect();
@@ -36,7 +38,11 @@ fn fit_and_predict(x: MatRef<'_, f64>, y: &[f64]) -> (ExactGp, Vec<f64>, Vec<f64
     let gp = ExactGp::fit(xs.as_ref(), &ys, init, &FitOptions::default()).unwrap();
     let p = gp.predict(xs.as_ref(), false).unwrap();
     let mean = p.mean.iter().map(|&m| st.inverse_y_mean(0, m)).collect();
-    let std = p.var.iter().map(|&v| st.inverse_y_std(0, v.sqrt())).collect();
+    let std = p
+        .var
+        .iter()
+        .map(|&v| st.inverse_y_std(0, v.sqrt()))
+        .collect();
     (gp, mean, std)
 }
 
@@ -57,7 +63,10 @@ fn a_fit_on_data_at_any_scale_is_the_fit_of_the_original_data() {
         );
         let (a, b) = (g.hyper().to_vec(), gp.hyper().to_vec());
         for (u, v) in a.iter().zip(&b) {
-            assert!((u - v).abs() <= 1e-6 * (1.0 + v.abs()), "×{factor:e}: {a:?} vs {b:?}");
+            assert!(
+                (u - v).abs() <= 1e-6 * (1.0 + v.abs()),
+                "×{factor:e}: {a:?} vs {b:?}"
+            );
         }
         for i in 0..y.len() {
             assert!((m[i] / factor - mean[i]).abs() <= 1e-6 * (1.0 + mean[i].abs()));
@@ -72,7 +81,10 @@ fn a_target_of_1e308_gives_finite_predictions() {
     y[5] = 1e308;
     let (gp, mean, std) = fit_and_predict(x.as_ref(), &y);
     assert!(gp.lml().is_finite());
-    assert!(mean.iter().chain(&std).all(|v| v.is_finite()), "{mean:?} {std:?}");
+    assert!(
+        mean.iter().chain(&std).all(|v| v.is_finite()),
+        "{mean:?} {std:?}"
+    );
     // The outlier dominates the scale: its own prediction lies between the others and it.
     assert!(mean[5] > 0.0 && mean[5] <= 1e308, "{}", mean[5]);
 }

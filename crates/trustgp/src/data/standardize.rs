@@ -243,7 +243,9 @@ fn transform(a: MatRef<'_, f64>, mean: &[f64], std: &[f64], what: &str) -> Mat<f
         mean.len(),
         "standardiser: number of columns of the {what} differs from the training data"
     );
-    Mat::from_fn(a.nrows(), a.ncols(), |i, j| standardize(a[(i, j)], mean[j], std[j]))
+    Mat::from_fn(a.nrows(), a.ncols(), |i, j| {
+        standardize(a[(i, j)], mean[j], std[j])
+    })
 }
 
 /// `(v − mean) / std`, or `v / std − mean / std` where the difference overflows (a value and a

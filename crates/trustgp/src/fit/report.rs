@@ -12,6 +12,12 @@ const AT_BOUND_TOL: f64 = 1e-8;
 /// iterate, can end lower; a minibatch estimate carries noise, so the test leaves it a little room.
 const WORSE_TOL: f64 = 1e-6;
 
+/// How much lower (relative to `1 + |highest|`) the final objective may be than the highest one
+/// the run evaluated before it counts as having diverged. The first evaluation can be far below
+/// where a run soon gets (SVGP's first natural-gradient step), so a run that climbs and then
+/// falls back must be caught against its peak; the room is wide enough for minibatch noise.
+const FALL_TOL: f64 = 0.1;
+
 /// What one optimiser run did: the same report for every model and optimiser.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FitReport {
@@ -23,6 +29,8 @@ pub struct FitReport {
     pub objective: f64,
     /// The objective at the run's starting point (NaN if the run failed there).
     pub initial_objective: f64,
+    /// The highest objective the run evaluated (−∞ if none succeeded).
+    pub highest_objective: f64,
     /// Optimiser iterations (accepted steps).
     pub iterations: usize,
     /// Objective evaluations, failed ones included.
@@ -41,25 +49,28 @@ pub struct FitReport {
 
 impl FitReport {
     /// The report of a run that maximised the objective by minimising its negation: `result`
-    /// holds the negated values, `initial` the (maximised) objective at the starting point.
+    /// holds the negated values, `seen` the (maximised) objective at the starting point and the
+    /// highest one evaluated.
     /// `names` names the entries of the parameter vector (entries past its end are called
     /// `parameter i`).
     pub(crate) fn from_negated(
         start: usize,
         result: &OptimResult,
-        initial: f64,
+        seen: [f64; 2],
         seconds: f64,
         bounds: &[(f64, f64)],
         names: &[String],
     ) -> FitReport {
         let objective = -result.f;
+        let [initial, highest] = seen;
         FitReport {
             start,
             objective,
             initial_objective: initial,
+            highest_objective: highest,
             iterations: result.n_iter,
             evaluations: result.n_evals,
-            converged: result.converged && !ended_worse(objective, initial),
+            converged: result.converged && !ended_worse(objective, initial, highest),
             message: result.message.clone(),
             seconds,
             at_bounds: at_bounds(&result.x, bounds, names),
@@ -72,6 +83,7 @@ impl FitReport {
             start,
             objective: f64::NEG_INFINITY,
             initial_objective: f64::NAN,
+            highest_objective: f64::NEG_INFINITY,
             iterations: 0,
             evaluations: 0,
             converged: false,
@@ -81,9 +93,14 @@ impl FitReport {
         }
     }
 
-    /// Whether the run ended with a lower objective than it started from.
+    /// Whether the run ended with a lower objective than it started from, or far below the
+    /// highest one it evaluated: the optimiser diverged.
     pub fn ended_worse(&self) -> bool {
-        ended_worse(self.objective, self.initial_objective)
+        ended_worse(
+            self.objective,
+            self.initial_objective,
+            self.highest_objective,
+        )
     }
 
     /// What a user should know about this run: that it ended worse than it started (the
@@ -94,9 +111,10 @@ impl FitReport {
         let mut out = Vec::new();
         if self.ended_worse() {
             out.push(format!(
-                "the optimiser ended with a worse objective ({:.6e}) than it started from \
-                 ({:.6e}): it diverged (with Adam, lower the learning rate)",
-                self.objective, self.initial_objective
+                "the optimiser diverged: it ended with a worse objective ({:.6e}) than it \
+                 started from ({:.6e}) or reached on the way ({:.6e}); with Adam, lower the \
+                 learning rate",
+                self.objective, self.initial_objective, self.highest_objective
             ));
         } else if !self.converged {
             out.push(format!(
@@ -125,8 +143,9 @@ pub fn best(reports: &[FitReport]) -> Option<&FitReport> {
         .max_by(|a, b| a.objective.total_cmp(&b.objective))
 }
 
-fn ended_worse(objective: f64, initial: f64) -> bool {
+fn ended_worse(objective: f64, initial: f64, highest: f64) -> bool {
     objective < initial - WORSE_TOL * (1.0 + initial.abs())
+        || objective < highest - FALL_TOL * (1.0 + highest.abs())
 }
 
 /// `name (lower)` / `name (upper)` for each entry of `x` on a bound of a box of non-zero width.
@@ -175,7 +194,8 @@ mod tests {
     fn a_converged_run_inside_its_bounds_has_no_warnings() {
         let r = result(vec![0.5, 1.0], -3.0, StopReason::GradientTolerance);
         let names = ["a".to_string(), "b".to_string()];
-        let rep = FitReport::from_negated(0, &r, 1.0, 0.1, &[(0.0, 1.0), (1.0, 1.0)], &names);
+        let rep =
+            FitReport::from_negated(0, &r, [1.0, 3.0], 0.1, &[(0.0, 1.0), (1.0, 1.0)], &names);
         // `b` sits on a box of zero width: it is held fixed, not pushed against a bound.
         assert!(rep.converged && rep.at_bounds.is_empty(), "{rep:?}");
         assert_eq!(rep.objective, 3.0);
@@ -187,7 +207,8 @@ mod tests {
         let names = ["k0.se.ls".to_string()];
         // On the upper bound within rounding, the second entry unnamed on its lower bound.
         let r = result(vec![2.0 + 1e-12, -1.0], -3.0, StopReason::GradientTolerance);
-        let rep = FitReport::from_negated(0, &r, 1.0, 0.0, &[(0.0, 2.0), (-1.0, 5.0)], &names);
+        let rep =
+            FitReport::from_negated(0, &r, [1.0, 3.0], 0.0, &[(0.0, 2.0), (-1.0, 5.0)], &names);
         assert_eq!(rep.at_bounds, ["k0.se.ls (upper)", "parameter 1 (lower)"]);
         let w = rep.warnings();
         assert_eq!(w.len(), 1);
@@ -197,7 +218,7 @@ mod tests {
         );
         // A limit is not convergence.
         let r = result(vec![0.5], -3.0, StopReason::MaxIterations);
-        let rep = FitReport::from_negated(0, &r, 1.0, 0.0, &[(0.0, 1.0)], &names);
+        let rep = FitReport::from_negated(0, &r, [1.0, 3.0], 0.0, &[(0.0, 1.0)], &names);
         assert!(!rep.converged && !rep.ended_worse());
         let w = rep.warnings();
         assert!(
@@ -206,14 +227,21 @@ mod tests {
         );
         // Ending below the start is divergence, whatever the optimiser's own rule said.
         let r = result(vec![0.5], 3.0, StopReason::Plateau);
-        let rep = FitReport::from_negated(0, &r, -2.0, 0.0, &[(0.0, 1.0)], &names);
+        let rep = FitReport::from_negated(0, &r, [-2.0, -2.0], 0.0, &[(0.0, 1.0)], &names);
         assert!(rep.ended_worse() && !rep.converged);
         let w = rep.warnings();
-        assert!(w.len() == 1 && w[0].contains("worse objective"), "{w:?}");
+        assert!(w.len() == 1 && w[0].contains("diverged"), "{w:?}");
         // Within the tolerance is not worse.
         let r = result(vec![0.5], 2.0 + 1e-9, StopReason::Plateau);
-        let rep = FitReport::from_negated(0, &r, -2.0, 0.0, &[(0.0, 1.0)], &names);
+        let rep = FitReport::from_negated(0, &r, [-2.0, -2.0], 0.0, &[(0.0, 1.0)], &names);
         assert!(rep.converged && !rep.ended_worse());
+        // Above the start but far below the peak of the run (−3 < 5 − 0.1 · 6): diverged;
+        // within a tenth of (1 + |peak|) of it (−3 ≥ −2.75 − 0.375): not.
+        let r = result(vec![0.5], 3.0, StopReason::Plateau);
+        let rep = FitReport::from_negated(0, &r, [-9.0, 5.0], 0.0, &[(0.0, 1.0)], &names);
+        assert!(rep.ended_worse() && !rep.converged);
+        let rep = FitReport::from_negated(0, &r, [-9.0, -2.75], 0.0, &[(0.0, 1.0)], &names);
+        assert!(!rep.ended_worse() && rep.converged);
     }
 
     #[test]

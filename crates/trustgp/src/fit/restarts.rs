@@ -37,6 +37,7 @@ where
 /// Maximise `objective` (`(v, want_curvature)` → value, gradient and curvature, or why the
 /// point failed) over the box `bounds` (whose entries `names` names) from `x0` and `restarts`
 /// seeded random starts; returns the best point and a report per start.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn maximize<F>(
     objective: F,
     x0: &[f64],
@@ -88,8 +89,10 @@ where
     }
     let run = |(i, s): (usize, &Vec<f64>)| -> (FitReport, Option<Vec<f64>>) {
         let clock = Instant::now();
-        // The objective at the start: the first evaluation of every run is at its start point.
+        // The objective at the start (the first evaluation of every run is at its start point)
+        // and the highest one seen.
         let initial = Cell::new(None);
+        let highest = Cell::new(f64::NEG_INFINITY);
         // The curvature approximates the negated Hessian already: it carries over unchanged.
         let negated = |v: &[f64], want: bool| -> Result<Evaluation, String> {
             let evaluated = objective(v, want);
@@ -97,14 +100,15 @@ where
                 initial.set(Some(evaluated.as_ref().map_or(f64::NAN, |e| e.0)));
             }
             let (f, g, curvature) = evaluated?;
+            highest.set(highest.get().max(f));
             Ok((-f, g.iter().map(|gi| -gi).collect(), curvature))
         };
         let result = minimize_lbfgsb(StopWhen(WithCurvature(negated), stop), s, bounds, lbfgs);
         let seconds = clock.elapsed().as_secs_f64();
         match result {
             Ok(r) => {
-                let initial = initial.get().unwrap_or(f64::NAN);
-                let report = FitReport::from_negated(i, &r, initial, seconds, bounds, names);
+                let seen = [initial.get().unwrap_or(f64::NAN), highest.get()];
+                let report = FitReport::from_negated(i, &r, seen, seconds, bounds, names);
                 (report, Some(r.x))
             }
             Err(e) => (FitReport::failed(i, e.to_string(), seconds), None),
@@ -128,5 +132,42 @@ where
             "every optimiser start failed; first error: {}",
             reports[0].message
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A concave quadratic with its maximum at (1, −2).
+    fn quadratic(x: &[f64]) -> Result<(f64, Vec<f64>), String> {
+        let (a, b) = (x[0] - 1.0, x[1] + 2.0);
+        Ok((-(a * a + 3.0 * b * b), vec![-2.0 * a, -6.0 * b]))
+    }
+
+    #[test]
+    fn every_start_reports_where_it_began_and_the_bounds_it_ended_on() {
+        // b ≥ −1 cuts the maximum off: every start ends with b on its lower bound.
+        let bounds = [(-5.0, 5.0), (-1.0, 5.0)];
+        let names = ["a".to_string(), "b".to_string()];
+        let x0 = [3.0, 2.0];
+        let lbfgs = LbfgsOptions::default();
+        // Sequential factorisations run the starts in parallel; parallel ones, one by one.
+        for par in [Parallelism::Sequential, Parallelism::Parallel] {
+            let (x, reports) =
+                maximize(plain(quadratic), &x0, &bounds, &names, 3, 7, &lbfgs, par).unwrap();
+            assert!((x[0] - 1.0).abs() < 1e-6 && x[1] == -1.0, "{x:?}");
+            assert_eq!(reports.len(), 4);
+            assert_eq!(reports[0].initial_objective, quadratic(&x0).unwrap().0);
+            for (i, r) in reports.iter().enumerate() {
+                assert_eq!(r.start, i);
+                assert!(r.converged && !r.ended_worse(), "{r:?}");
+                // L-BFGS never accepts a worse point: it ends on the highest value it saw.
+                assert_eq!(r.highest_objective, r.objective);
+                assert!(r.initial_objective <= r.objective);
+                assert_eq!(r.at_bounds, ["b (lower)"]);
+                assert_eq!(r.warnings().len(), 1);
+            }
+        }
     }
 }

@@ -78,14 +78,16 @@ where
 {
     let start = Instant::now();
     let mut evaluations = 0;
-    // The objective at `x0`, where both optimisers evaluate first.
+    // The objective at `x0`, where both optimisers evaluate first, and the highest one seen.
     let mut initial = f64::NAN;
+    let mut highest = f64::NEG_INFINITY;
     let negated = |x: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
         let (f, g) = objective(x)?;
         evaluations += 1;
         if evaluations == 1 {
             initial = f;
         }
+        highest = highest.max(f);
         if f.is_finite() {
             observe(evaluations, f);
         }
@@ -96,7 +98,7 @@ where
         Optimizer::Lbfgs(opts) => minimize_lbfgsb(negated, x0, bounds, opts)?,
     };
     let seconds = start.elapsed().as_secs_f64();
-    let report = FitReport::from_negated(0, &result, initial, seconds, bounds, names);
+    let report = FitReport::from_negated(0, &result, [initial, highest], seconds, bounds, names);
     Ok((result.x, report))
 }
 
@@ -167,7 +169,7 @@ mod tests {
         assert_eq!(report.objective, quadratic(&x).unwrap().0);
         assert!(report.ended_worse() && !report.converged, "{report:?}");
         let w = report.warnings();
-        assert!(w.iter().any(|w| w.contains("worse objective")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("diverged")), "{w:?}");
         // Both parameters were thrown onto a bound, and the warning names them.
         assert!(x.iter().all(|v| v.abs() == 10.0), "{x:?}");
         assert!(

@@ -116,6 +116,7 @@ pub(super) fn train(
     // Reported like `Svgp::elbo`: a sum over the data, not a per-datum value.
     report.objective *= n as f64;
     report.initial_objective *= n as f64;
+    report.highest_objective *= n as f64;
     let mut state = layout.unpack(&init, &p)?;
     if natural {
         (state.m_tilde, state.l_tilde) = q;
