@@ -180,7 +180,10 @@ fn the_check_format_is_read_as_documented() {
     assert_eq!(checks.len(), 1);
     let c = &checks[0];
     assert_eq!(c.line, 2);
-    assert_eq!(c.args, ["evaluate", "--kernel", "const * se", "--seed", "1"]);
+    assert_eq!(
+        c.args,
+        ["evaluate", "--kernel", "const * se", "--seed", "1"]
+    );
     assert_eq!(
         c.expect,
         [

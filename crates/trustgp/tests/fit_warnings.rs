@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use trustgp::data::{read_csv, Dataset};
+use trustgp::estimators::regressor::SingleOutput;
+use trustgp::estimators::{ModelKind, Regressor, RegressorConfig};
 use trustgp::fit::Optimizer;
-use trustgp::models::regressor::{ModelKind, Regressor, RegressorConfig, SingleOutput};
 
 fn yacht() -> Dataset {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/uci_yacht/data.csv");

@@ -9,8 +9,8 @@
 
 use super::kind::ModelKind;
 use super::regressor::RegressorConfig;
-use crate::models::computation_aware::ActionKind;
 use crate::fit::Optimizer;
+use crate::models::computation_aware::ActionKind;
 
 /// Floating-point operations per second of the dense kernels, measured (see the module docs).
 const FLOP_RATE: f64 = 4e10;

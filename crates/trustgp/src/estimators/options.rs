@@ -15,12 +15,12 @@ use super::format::{format_number, shorten, shorten_to, MESSAGE_LIMIT};
 use super::kind::ModelKind;
 use super::regressor::RegressorConfig;
 use crate::data::Dataset;
+use crate::fit::FitOptions;
+use crate::fit::Optimizer;
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::approximate::ApproxOptions;
 use crate::models::computation_aware::ActionKind;
-use crate::fit::FitOptions;
-use crate::fit::Optimizer;
 
 /// An option the user gave that cannot be used: which one, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

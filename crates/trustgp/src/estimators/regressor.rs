@@ -19,13 +19,13 @@ use crate::fit::{FitOptions, FitReport};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::approximate::{ApproxModel, ApproxOptions};
-use crate::posterior::Marginals;
 use crate::models::exact::ExactGp;
-use crate::optim::LbfgsOptions;
 use crate::models::hyper::GpHyper;
 use crate::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::ModelError;
+use crate::optim::LbfgsOptions;
+use crate::posterior::Marginals;
 
 /// What to fit: the checked options of [`super::ModelOptions::check`], with every default
 /// filled in. Built directly (as the experiments do), it skips the option checks; the fit

@@ -6,10 +6,10 @@ use serde::Serialize;
 use super::finite::{all_finite, finite, NonFinite};
 use super::kind::ModelKind;
 use super::regressor::{Fitted, OutputGp, Regressor, SingleOutput};
+use crate::fit::FitReport;
 use crate::means::Mean;
 use crate::models::approximate::ApproxModel;
 use crate::models::computation_aware::Actions;
-use crate::fit::FitReport;
 use crate::models::multi_output::MultiOutputModel;
 
 /// A training objective: its name and its value (maximised).

@@ -3,10 +3,10 @@
 use faer::Mat;
 
 use super::{check_form, check_posterior, uniform};
+use crate::fit::FitOptions;
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::computation_aware::{Actions, CaGp};
-use crate::fit::FitOptions;
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
 use crate::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
