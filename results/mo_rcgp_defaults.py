@@ -31,7 +31,7 @@ def evaluate(binary, data, targets, model, seed, extra):
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     j = json.loads(out[out.index("{"):])
     rmse = {m["target"]: m["rmse"] for m in j["metrics_per_output"]}
-    evals = sum(s.get("evals", 0) for s in j.get("starts", []))
+    evals = sum(s.get("evaluations", s.get("evals", 0)) for s in j.get("starts", []))
     return [rmse[t] for t in targets], j["fit_seconds"], evals, cpu, " ".join(cmd[1:])
 
 

@@ -2,8 +2,8 @@
 //! `<!-- check: ARGS => PATH=VALUE, … -->` comment, and this test runs `trustgp ARGS` from the
 //! repository root, reads `PATH` (dot-separated keys and array indices) from the JSON it prints,
 //! and asserts that it rounds to `VALUE` at the digits shown. Each `VALUE` must also appear
-//! verbatim in the README text between its comment and the next comment or heading, so the prose
-//! and the check cannot drift apart.
+//! verbatim in the README text that follows its comment (after any comments stacked below it) up
+//! to the next comment or heading, so the prose and the check cannot drift apart.
 //!
 //! Commands that read `../shared/data` run where that folder exists (CI, a developer's checkout)
 //! and are reported as skipped on a bare clone, whose tests must not need it.
@@ -75,8 +75,10 @@ fn parse_checks(readme: &str) -> Vec<Check> {
                 (k.trim().to_string(), v.trim().to_string())
             })
             .collect();
+        // Comments stacked on consecutive lines share the text that follows the last of them.
         let prose: Vec<&str> = lines[i + 1..]
             .iter()
+            .skip_while(|l| l.contains(OPEN))
             .take_while(|l| !l.contains(OPEN) && !l.starts_with('#'))
             .copied()
             .collect();
@@ -175,9 +177,10 @@ fn every_checked_readme_number_is_what_the_command_prints() {
 
 #[test]
 fn the_check_format_is_read_as_documented() {
-    let text = "intro\n<!-- check: evaluate --kernel \"const * se\" --seed 1 => mae=1.52, per_output.0.rmse=3.7 -->\nMAE **1.52** and RMSE 3.7\n## next\n1.52";
+    let text = "intro\n<!-- check: evaluate --kernel \"const * se\" --seed 1 => mae=1.52, per_output.0.rmse=3.7 -->\n<!-- check: fit => lml=5 -->\nMAE **1.52** and RMSE 3.7\n## next\n1.52";
     let checks = parse_checks(text);
-    assert_eq!(checks.len(), 1);
+    assert_eq!(checks.len(), 2);
+    assert_eq!(checks[1].prose, "MAE **1.52** and RMSE 3.7");
     let c = &checks[0];
     assert_eq!(c.line, 2);
     assert_eq!(
