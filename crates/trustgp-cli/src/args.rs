@@ -69,7 +69,7 @@ pub struct ModelArgs {
     pub no_standardize: bool,
     /// Robust models: expected fraction of outliers, one value or one per target (default: 0.2
     /// for rcgp, 0.1 for mo-rcgp).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub epsilon: Vec<f64>,
     /// mo-rcgp: centre the weights on the prior mean (rcgp) or on the other outputs (morcgp,
     /// the default).
@@ -150,7 +150,7 @@ pub struct EvaluateArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     /// Fraction of rows held out for testing (seeded by --seed); default 0.2.
-    #[arg(long, conflicts_with_all = ["split_file", "split"])]
+    #[arg(long, conflicts_with_all = ["split_file", "split"], allow_negative_numbers = true)]
     pub test_fraction: Option<f64>,
     /// A split file (columns split,set,row) …
     #[arg(long, requires = "split")]

@@ -331,6 +331,10 @@ fn bad_options_fail_cleanly() {
     assert_fails(&fit(&["--epsilon", "0.1"]), &["epsilon"]);
     assert_fails(&fit(&["--model", "rcgp", "--epsilon", "1.2"]), &["1.2"]);
     assert_fails(
+        &fit(&["--model", "rcgp", "--epsilon", "-0.1"]),
+        &["--epsilon -0.1", "[0, 1)"],
+    );
+    assert_fails(
         &fit(&["--model", "rcgp", "--epsilon", "0.1,0.2"]),
         &["2 epsilon"],
     );
