@@ -21,11 +21,11 @@ mod student_t;
 #[cfg(test)]
 mod tests;
 
+use crate::posterior::Marginals;
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;
 pub use student_t::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
-use crate::posterior::Marginals;
 
 pub use student_t::{student_t_log_pdf, student_t_noise_variance, StudentT};
 

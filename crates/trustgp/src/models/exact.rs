@@ -22,8 +22,8 @@ use super::scale_profile::ScaleProfile;
 use super::ModelError;
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
-use crate::linalg::{parallelism_for, Parallelism};
 use crate::likelihoods::{Gaussian, Likelihood};
+use crate::linalg::{parallelism_for, Parallelism};
 use crate::posterior::{Marginals, Posterior};
 
 /// Log marginal likelihood with its gradient (with respect to [`GpHyper::to_vec`]).

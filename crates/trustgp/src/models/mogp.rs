@@ -18,9 +18,9 @@ use crate::fit::restarts::{maximize, maximize_until, Evaluation};
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::Covariance;
+use crate::likelihoods::{Gaussian, Likelihood};
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;
-use crate::likelihoods::{Gaussian, Likelihood};
 use crate::posterior::Marginals;
 
 /// Checks shared by the grouped-noise models: matching lengths, finite targets, valid groups

@@ -17,8 +17,8 @@ use super::ModelError;
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
-use crate::means::{PriorMean, TaskMean};
 use crate::likelihoods::Gaussian;
+use crate::means::{PriorMean, TaskMean};
 use crate::posterior::Marginals;
 use crate::robust::{fast_mcd, median_in_place, McdOptions};
 
