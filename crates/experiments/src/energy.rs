@@ -20,6 +20,7 @@ use serde_json::json;
 use trustgp::data::{contaminate, read_csv, ContaminationSpec, Protocol, Standardizer};
 use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
+use trustgp::likelihoods::Likelihood;
 use trustgp::means::PriorMean;
 use trustgp::models::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
@@ -165,7 +166,13 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                 let t0 = Instant::now();
                 let (pred, noise, objective, evals) = if slot < 2 {
                     let model = MultiOutputModel::fit(xtr.as_ref(), ytr.as_ref(), &cfg)?;
-                    let pred = model.predict(xte.as_ref(), false);
+                    // Predictive of new observations: each output's likelihood over its latent marginals.
+                    let pred: Vec<_> = model
+                        .predict(xte.as_ref())
+                        .iter()
+                        .zip(model.likelihoods())
+                        .map(|(m, lik)| lik.predict_marginals(m))
+                        .collect();
                     let evals: usize = model.starts().iter().map(|s| s.evaluations).sum();
                     let objective = model.objective().1;
                     (pred, model.noise().to_vec(), objective, Some(evals))

@@ -228,14 +228,10 @@ pub fn navitoclax(a: &NavitoclaxArgs) -> Result<(), BoxError> {
     let outlier = (0..n)
         .filter(|&i| data.x[(i, 0)] > -1.0)
         .max_by(|&i, &j| data.y[(i, 0)].total_cmp(&data.y[(j, 0)]));
-    let at =
-        |m: &MultiOutputModel, i: usize| m.predict(data.x.as_ref().subrows(i, 1), true)[0].mean[0];
+    let at = |m: &MultiOutputModel, i: usize| m.predict(data.x.as_ref().subrows(i, 1))[0].mean[0];
     let grid: Vec<f64> = (0..=200).map(|k| -3.0 + 4.0 * k as f64 / 200.0).collect();
     let xg = Mat::from_fn(grid.len(), 1, |i, _| grid[i]);
-    let (pm, pr) = (
-        mogp.predict(xg.as_ref(), true),
-        morcgp.predict(xg.as_ref(), true),
-    );
+    let (pm, pr) = (mogp.predict(xg.as_ref()), morcgp.predict(xg.as_ref()));
     println!(
         "{}",
         json!({

@@ -156,7 +156,9 @@ pub fn fit_predict(
             &mut |_, _| {},
         )?;
         let secs = t0.elapsed().as_secs_f64();
-        let pred = gp.predict(xte.as_ref(), false)?;
+        let pred = gp
+            .likelihood()?
+            .predict_marginals(&gp.predict(xte.as_ref())?);
         return Ok((pred.mean, pred.var, secs));
     }
     let (pred, obs_noise) = match model {

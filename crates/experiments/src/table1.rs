@@ -16,6 +16,7 @@ use rand_distr::StandardNormal;
 use serde_json::json;
 use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
+use trustgp::likelihoods::Likelihood;
 use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use trustgp::models::tasks::all_outputs;
@@ -118,7 +119,13 @@ fn score_seed(
     let t0 = std::time::Instant::now();
     let model = MultiOutputModel::fit(x.as_ref(), y.as_ref(), &cfg)?;
     let secs = t0.elapsed().as_secs_f64();
-    let pred = model.predict(x.as_ref(), false);
+    // Predictive of new observations: each output's likelihood over its latent marginals.
+    let pred: Vec<_> = model
+        .predict(x.as_ref())
+        .iter()
+        .zip(model.likelihoods())
+        .map(|(m, lik)| lik.predict_marginals(m))
+        .collect();
     let (mut se, mut nl) = (0.0, 0.0);
     for (t, p) in pred.iter().enumerate() {
         for i in 0..N {

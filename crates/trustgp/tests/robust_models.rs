@@ -418,7 +418,7 @@ fn outputs_observed_at_different_inputs_fit_without_complete_rows() {
             fit: FitOptions::default(),
         };
         let m = MultiOutputModel::fit(x.as_ref(), y.as_ref(), &cfg).unwrap();
-        let p = m.predict(x.as_ref(), true);
+        let p = m.predict(x.as_ref());
         assert_eq!(p.len(), 2);
         // Every output is predicted at every input, also where it was never observed.
         assert!(p.iter().all(|q| q.mean.iter().all(|v| v.is_finite())));

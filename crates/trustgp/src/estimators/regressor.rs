@@ -17,6 +17,7 @@ use super::kind::ModelKind;
 use crate::data::{Dataset, Standardizer};
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::Kernel;
+use crate::likelihoods::Likelihood;
 use crate::means::Mean;
 use crate::models::approximate::{ApproxModel, ApproxOptions};
 use crate::models::exact::ExactGp;
@@ -165,11 +166,26 @@ impl SingleOutput {
         kept.map(FitReport::warnings).unwrap_or_default()
     }
 
-    fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
+    /// Latent marginals at standardised inputs `xs`.
+    fn latent(&self, xs: MatRef<'_, f64>) -> Result<Marginals, ModelError> {
         match self {
-            SingleOutput::Gp(g) => g.predict(xs, latent),
-            SingleOutput::Rcgp(g, _) => Ok(g.predict(xs, latent, &vec![0; xs.nrows()])),
-            SingleOutput::Approx(g, _) => g.predict(xs, latent),
+            SingleOutput::Gp(g) => g.predict(xs, true),
+            SingleOutput::Rcgp(g, _) => Ok(g.predict(xs, true, &vec![0; xs.nrows()])),
+            SingleOutput::Approx(g, _) => g.predict(xs),
+        }
+    }
+
+    /// The observation model of a new `y` (in the model's units): Gaussian with the noise
+    /// variance σ² for the exact GP, RCGP (whose weights only shape the fit), SGPR, RCSVGP,
+    /// CaGP and RCaGP; the SVGP's own likelihood (Gaussian or Student-t).
+    ///
+    /// # Errors
+    /// If a loaded SVGP's likelihood parameters are out of their domain.
+    pub fn likelihood(&self) -> Result<Box<dyn Likelihood>, ModelError> {
+        match self {
+            SingleOutput::Gp(g) => Ok(Box::new(g.likelihood())),
+            SingleOutput::Rcgp(g, _) => Ok(Box::new(g.likelihood(0))),
+            SingleOutput::Approx(g, _) => g.likelihood(),
         }
     }
 }
@@ -396,6 +412,22 @@ impl Regressor {
         }
     }
 
+    /// The observation model of each output, in the model's (standardised) units: predicting
+    /// `y` is `likelihoods()[t].predict_marginals(latent marginals)`.
+    ///
+    /// # Errors
+    /// If a loaded SVGP's likelihood parameters are out of their domain.
+    pub fn likelihoods(&self) -> Result<Vec<Box<dyn Likelihood>>, ModelError> {
+        match &self.fitted {
+            Fitted::PerTarget(outputs) => outputs.iter().map(|o| o.gp.likelihood()).collect(),
+            Fitted::Joint(model, _) => Ok(model
+                .likelihoods()
+                .into_iter()
+                .map(|l| Box::new(l) as Box<dyn Likelihood>)
+                .collect()),
+        }
+    }
+
     /// Predict every output at raw (original-unit) inputs `x`, whose columns are in the order
     /// of [`Regressor::inputs`].
     pub fn predict(
@@ -425,12 +457,19 @@ impl Regressor {
         let marginals: Vec<Marginals> = match &self.fitted {
             Fitted::PerTarget(outputs) => outputs
                 .iter()
-                .map(|o| o.gp.predict(xs.as_ref(), latent))
+                .map(|o| o.gp.latent(xs.as_ref()))
                 .collect::<Result<_, _>>()?,
-            Fitted::Joint(model, _) => model.predict(xs.as_ref(), latent),
+            Fitted::Joint(model, _) => model.predict(xs.as_ref()),
         };
+        let likelihoods = self.likelihoods()?;
+        let marginals = marginals.into_iter().zip(&likelihoods).map(|(m, lik)| {
+            if latent {
+                m
+            } else {
+                lik.predict_marginals(&m)
+            }
+        });
         Ok(marginals
-            .into_iter()
             .enumerate()
             .map(|(t, m)| OutputPrediction {
                 target: self.targets[t].clone(),

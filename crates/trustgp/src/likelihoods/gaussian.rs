@@ -27,6 +27,13 @@ impl Gaussian {
         })
     }
 
+    /// The likelihood of a fitted model with noise variance `noise`, unchecked: a fitted
+    /// model's noise passed its own checks, and predictions from a model file with a
+    /// non-positive noise come out non-finite, which the estimators report.
+    pub(crate) fn fitted(noise: f64) -> Self {
+        Gaussian { noise }
+    }
+
     /// The noise variance σ².
     pub fn noise(&self) -> f64 {
         self.noise

@@ -21,10 +21,12 @@ mod student_t;
 #[cfg(test)]
 mod tests;
 
+use crate::posterior::Marginals;
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;
 pub use student_t::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
+
 pub use student_t::{student_t_log_pdf, student_t_noise_variance, StudentT};
 
 /// A likelihood's parameters out of their domain, or given in the wrong number.
@@ -109,6 +111,19 @@ pub trait Likelihood: Send + Sync {
     /// Mean and variance of a new observation `y` when `f ~ N(mu, v)` (infinite variance when
     /// the observation noise has none).
     fn predict(&self, mu: f64, v: f64) -> (f64, f64);
+
+    /// The predictive of new observations at test points whose latent marginals are `latent`
+    /// ([`Likelihood::predict`] applied to each): the one place where a model's observation
+    /// noise enters a prediction of `y`.
+    fn predict_marginals(&self, latent: &Marginals) -> Marginals {
+        let (mean, var) = latent
+            .mean
+            .iter()
+            .zip(&latent.var)
+            .map(|(&mu, &v)| self.predict(mu, v))
+            .unzip();
+        Marginals { mean, var }
+    }
 
     /// `log ∫ p(y | f) N(f; mu, v) df`; by default by Gauss–Hermite quadrature.
     fn log_predictive_density(&self, y: f64, mu: f64, v: f64) -> f64 {

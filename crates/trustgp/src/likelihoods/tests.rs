@@ -433,3 +433,29 @@ fn imq_pseudo_likelihood_is_the_spec_loss_and_its_gaussian_limit() {
         assert!((a.d1 - b.d1).abs() < 1e-14 && (a.d2 - b.d2).abs() < 1e-14);
     }
 }
+
+/// `predict_marginals` applies `predict` to every test point: the latent mean kept, the
+/// likelihood's noise variance added (Gaussian σ², Student-t s²ν/(ν−2)).
+#[test]
+fn predict_marginals_adds_each_likelihoods_noise_variance() {
+    let latent = crate::posterior::Marginals {
+        mean: vec![0.3, -1.1, 2.0],
+        var: vec![0.2, 1e-9, 4.0],
+    };
+    for (lik, noise) in [
+        (
+            Box::new(Gaussian::new(0.37).unwrap()) as Box<dyn Likelihood>,
+            0.37,
+        ),
+        (
+            Box::new(StudentT::learned_nu(3.5, 0.3).unwrap()),
+            0.3 * 3.5 / 1.5,
+        ),
+    ] {
+        let y = lik.predict_marginals(&latent);
+        assert_eq!(y.mean, latent.mean);
+        for (a, v) in y.var.iter().zip(&latent.var) {
+            assert!((a - (v + noise)).abs() <= 1e-15 * a, "{}: {a}", lik.name());
+        }
+    }
+}

@@ -22,6 +22,7 @@ use super::scale_profile::ScaleProfile;
 use super::ModelError;
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
+use crate::likelihoods::{Gaussian, Likelihood};
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::posterior::{Marginals, Posterior};
 
@@ -260,16 +261,20 @@ impl ExactGp {
     }
 
     /// Posterior mean and variance at `xs`: of the latent function, or of a new noisy
-    /// observation (`latent = false`, adds σ²).
+    /// observation (`latent = false`, through [`ExactGp::likelihood`]).
     pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
         self.check_test_inputs(xs)?;
-        let mut m = self.posterior.marginals(xs);
-        if !latent {
-            for v in &mut m.var {
-                *v += self.hyper.noise;
-            }
-        }
-        Ok(m)
+        let m = self.posterior.marginals(xs);
+        Ok(if latent {
+            m
+        } else {
+            self.likelihood().predict_marginals(&m)
+        })
+    }
+
+    /// The observation model: Gaussian noise with the fitted variance σ².
+    pub fn likelihood(&self) -> Gaussian {
+        Gaussian::fitted(self.hyper.noise)
     }
 
     /// Joint latent posterior covariance at `xs` (m×m).

@@ -18,6 +18,7 @@ use crate::fit::restarts::{maximize, maximize_until, Evaluation};
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::Covariance;
+use crate::likelihoods::{Gaussian, Likelihood};
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;
 use crate::posterior::Marginals;
@@ -329,17 +330,25 @@ impl<C: Covariance, M: PriorMean> GroupedFit<C, M> {
         &self.posterior
     }
 
-    /// Posterior marginals at `xs`; with `latent = false` the variance of a new observation
-    /// adds the plain noise variance of each test row's group `group_s` (a new point has no
-    /// robust weight).
+    /// Posterior marginals at `xs`; with `latent = false` those of a new observation under the
+    /// likelihood of each test row's group `group_s` (see [`GroupedFit::likelihood`]).
     pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool, group_s: &[usize]) -> Marginals {
         let mut m = self.posterior.marginals(xs);
         if !latent {
-            for (v, &g) in m.var.iter_mut().zip(group_s) {
-                *v += self.noise[g];
+            for (i, &g) in group_s.iter().enumerate() {
+                (m.mean[i], m.var[i]) = self.likelihood(g).predict(m.mean[i], m.var[i]);
             }
         }
         m
+    }
+
+    /// The observation model of noise group `group`: Gaussian with its plain noise variance
+    /// (the robust models' weights only shape the fit; a new point has no robust weight).
+    ///
+    /// # Panics
+    /// If `group` is not a noise group of the model.
+    pub fn likelihood(&self, group: usize) -> Gaussian {
+        Gaussian::fitted(self.noise[group])
     }
 
     /// The joint latent covariance at `xs` (only on request: `m × m`).

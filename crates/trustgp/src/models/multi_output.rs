@@ -17,6 +17,7 @@ use super::ModelError;
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
+use crate::likelihoods::Gaussian;
 use crate::means::{PriorMean, TaskMean};
 use crate::posterior::Marginals;
 use crate::robust::{fast_mcd, median_in_place, McdOptions};
@@ -254,17 +255,16 @@ impl MultiOutputModel {
         }
     }
 
-    /// Predictions of every output at the rows of `xs` (M×d): one [`Marginals`] per output;
-    /// the variance is that of a new observation unless `latent`.
-    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Vec<Marginals> {
+    /// Latent marginals of every output at the rows of `xs` (M×d): one [`Marginals`] per
+    /// output. Those of new observations are `likelihoods()[t].predict_marginals(…)`.
+    pub fn predict(&self, xs: MatRef<'_, f64>) -> Vec<Marginals> {
         let t = self.covariance().n_tasks();
         let m = xs.nrows();
         let xa = all_outputs(xs, t);
-        let shared = self.noise().len() == 1;
-        let groups: Vec<usize> = (0..m * t).map(|k| if shared { 0 } else { k / m }).collect();
+        let groups = vec![0; m * t];
         let all = match self {
-            MultiOutputModel::Mogp(g) => g.predict(xa.as_ref(), latent, &groups),
-            MultiOutputModel::Robust(g) => g.predict(xa.as_ref(), latent, &groups),
+            MultiOutputModel::Mogp(g) => g.predict(xa.as_ref(), true, &groups),
+            MultiOutputModel::Robust(g) => g.predict(xa.as_ref(), true, &groups),
         };
         (0..t)
             .map(|tt| Marginals {
@@ -280,6 +280,20 @@ impl MultiOutputModel {
             MultiOutputModel::Mogp(g) => g.covariance(),
             MultiOutputModel::Robust(g) => g.covariance(),
         }
+    }
+
+    /// The observation model of each output: Gaussian with that output's noise variance (the
+    /// shared one under `shared_noise`).
+    pub fn likelihoods(&self) -> Vec<Gaussian> {
+        let t = self.covariance().n_tasks();
+        let shared = self.noise().len() == 1;
+        let fit = match self {
+            MultiOutputModel::Mogp(g) => &***g,
+            MultiOutputModel::Robust(g) => &***g,
+        };
+        (0..t)
+            .map(|k| fit.likelihood(if shared { 0 } else { k }))
+            .collect()
     }
 
     /// The fitted noise variances (one, or one per output).

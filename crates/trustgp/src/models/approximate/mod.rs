@@ -13,6 +13,7 @@ use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use super::ModelError;
 use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
+use crate::likelihoods::{Gaussian, Likelihood};
 use crate::means::Mean;
 use crate::posterior::Marginals;
 
@@ -251,11 +252,12 @@ impl ApproxModel {
         w.into_iter().map(|v| v / beta).collect()
     }
 
-    /// Latent (or, unless `latent`, new-observation) marginals at standardised inputs `xs`.
+    /// Latent marginals at standardised inputs `xs` (those of new observations are
+    /// [`ApproxModel::likelihood`]`.predict_marginals(…)`).
     ///
     /// # Errors
     /// If `xs` does not have the training inputs' number of columns.
-    pub fn predict(&self, xs: MatRef<'_, f64>, latent: bool) -> Result<Marginals, ModelError> {
+    pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<Marginals, ModelError> {
         let d = self.input_dim();
         if xs.ncols() != d {
             return Err(ModelError::Invalid(format!(
@@ -263,16 +265,25 @@ impl ApproxModel {
                 xs.ncols()
             )));
         }
-        let mut m = match self {
+        Ok(match self {
             ApproxModel::Sparse(g) => g.predict(xs),
             ApproxModel::Svgp(g, _) => g.predict(xs),
             ApproxModel::Ca(g) => g.predict(xs),
-        };
-        if !latent {
-            let noise = self.noise();
-            m.var.iter_mut().for_each(|v| *v += noise);
-        }
-        Ok(m)
+        })
+    }
+
+    /// The observation model a new `y` follows: Gaussian with the noise variance σ² (SGPR,
+    /// CaGP, and the robust RCSVGP and RCaGP, whose IMQ weights only shape the fit: a new point
+    /// has no weight), or the SVGP's own likelihood (Gaussian or Student-t).
+    ///
+    /// # Errors
+    /// If a loaded SVGP's likelihood parameters are out of their domain.
+    pub fn likelihood(&self) -> Result<Box<dyn Likelihood>, ModelError> {
+        Ok(match self {
+            ApproxModel::Sparse(g) => Box::new(Gaussian::fitted(g.noise())),
+            ApproxModel::Svgp(g, _) => g.observation_likelihood()?,
+            ApproxModel::Ca(g) => Box::new(Gaussian::fitted(g.noise())),
+        })
     }
 
     /// Number of input columns.

@@ -159,7 +159,7 @@ mod tests {
     }
 
     fn mae(m: &ApproxModel, xt: &Mat<f64>, yt: &[f64]) -> f64 {
-        let p = m.predict(xt.as_ref(), true).unwrap();
+        let p = m.predict(xt.as_ref()).unwrap();
         p.mean
             .iter()
             .zip(yt)

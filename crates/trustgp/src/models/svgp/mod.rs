@@ -51,6 +51,7 @@ use super::inducing::InducingInit;
 use super::ModelError;
 use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
+use crate::likelihoods::Likelihood;
 use crate::means::Mean;
 use crate::posterior::Marginals;
 
@@ -246,10 +247,17 @@ impl Svgp {
     /// The variance a new observation adds to the latent variance: σ² (Gaussian) or
     /// s² ν/(ν − 2) (Student-t).
     pub fn predictive_noise(&self) -> f64 {
-        self.state
-            .likelihood
-            .build(&self.state.lik_params)
+        self.observation_likelihood()
             .map_or(f64::NAN, |lik| lik.predict(0.0, 0.0).1)
+    }
+
+    /// The fitted likelihood (Gaussian or Student-t) at its parameters: the observation model
+    /// of a new `y`.
+    ///
+    /// # Errors
+    /// If the stored parameters are out of the likelihood's domain (a hand-edited model file).
+    pub fn observation_likelihood(&self) -> Result<Box<dyn Likelihood>, ModelError> {
+        self.state.likelihood.build(&self.state.lik_params)
     }
 
     /// The exact full-data ELBO (a sum over the rows of `x`, not divided by `n`).

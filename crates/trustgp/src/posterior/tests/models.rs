@@ -126,7 +126,7 @@ fn check_multi_output(model: &MultiOutputModel) {
         }
     });
     check_posterior(model, both.as_ref(), 2);
-    let predicted = model.predict(xs.as_ref(), true);
+    let predicted = model.predict(xs.as_ref());
     for (t, p) in predicted.iter().enumerate() {
         check_form(
             &model.linear_gaussian(),
