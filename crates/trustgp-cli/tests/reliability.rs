@@ -315,3 +315,41 @@ fn every_model_reports_one_summary_schema() {
         }
     }
 }
+
+#[test]
+fn sizes_beyond_the_training_rows_are_capped_and_said() {
+    let dir = scratch("capped");
+    let data = write(&dir, "d.csv", &csv(30, 1.0));
+    for (model, flag) in [("sgpr", "--inducing"), ("cagp", "--actions")] {
+        let out = json(&trustgp(&[
+            "evaluate",
+            "--data",
+            &data,
+            "--target",
+            "y",
+            "--model",
+            model,
+            flag,
+            "1000",
+            "--iterations",
+            "3",
+            "--seed",
+            "0",
+        ]));
+        // 30 rows, 20% held out: 24 training rows.
+        let expected = format!("{flag} 1000: only 24 training rows, so 24");
+        let warnings = out["warnings"].as_array().unwrap();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.as_str().unwrap().contains(&expected)),
+            "{model}: expected '{expected}' in {warnings:?}"
+        );
+        let size = if model == "sgpr" {
+            "inducing"
+        } else {
+            "actions"
+        };
+        assert_eq!(out["per_output"][0][size], 24, "{model}");
+    }
+}

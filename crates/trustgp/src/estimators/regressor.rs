@@ -572,6 +572,7 @@ fn fit_per_target(
         warnings.extend(
             gp.fit_warnings()
                 .into_iter()
+                .chain(cfg.approx.capped_at(x.nrows()))
                 .map(|w| format!("target '{name}': {w}")),
         );
         if !missing_rows.is_empty() {

@@ -56,6 +56,26 @@ pub struct ApproxOptions {
     pub free_noise: bool,
 }
 
+impl ApproxOptions {
+    /// What the fit on `n` rows does not use as asked: inducing points, actions and the batch
+    /// size are capped at the number of training rows (more than `n` of them add nothing), and
+    /// the user is told so rather than left to find it in the summary.
+    pub fn capped_at(&self, n: usize) -> Vec<String> {
+        [
+            ("--inducing", "inducing points", self.inducing),
+            ("--actions", "actions", self.actions),
+            ("--batch-size", "rows per batch", self.batch_size),
+        ]
+        .into_iter()
+        .filter_map(|(flag, what, asked)| {
+            asked
+                .filter(|&a| a > n)
+                .map(|a| format!("{flag} {a}: only {n} training rows, so {n} {what} are used"))
+        })
+        .collect()
+    }
+}
+
 /// A fitted approximate model.
 #[derive(Clone, Debug)]
 pub enum ApproxModel {
