@@ -86,7 +86,7 @@ impl Layout {
     }
 
     /// Whether the entries are already in layout order (outputs one after the other, inputs
-    /// in the same order within each), as [`TaskEntries`](crate::models::tasks::TaskEntries)
+    /// in the same order within each), as [`TaskEntries`](crate::models::robust::tasks::TaskEntries)
     /// builds them from complete data.
     pub(super) fn in_order(&self) -> bool {
         self.index.iter().enumerate().all(|(k, &e)| k == e)

@@ -31,10 +31,10 @@
 
 use faer::{Mat, MatRef};
 
-use super::evidence::Scale;
-use super::ModelError;
 use crate::kernels::{Covariance, InversePlusDiagonal, InverseSandwich};
 use crate::linalg::Parallelism;
+use crate::models::exact::evidence::Scale;
+use crate::models::ModelError;
 use crate::robust::ImqWeights;
 
 /// The frozen per-entry quantities of a robust conjugate objective.

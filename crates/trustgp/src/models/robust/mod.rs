@@ -2,7 +2,7 @@
 //!
 //! Each observed entry j gets an IMQ weight `ŵ_j` (see [`crate::robust`]) and so the effective
 //! noise `σ²_j/ŵ_j²` and the shifted target `y_j − m_j − σ²_j g_j`; the posterior is the
-//! [conjugate core](super::conjugate) with that diagonal and target. Two centrings exist:
+//! [conjugate core](crate::models::conjugate) with that diagonal and target. Two centrings exist:
 //!
 //! * [`prior_centred_weights`] — γ = prior mean (the RCGP weight, `w_RCGP`);
 //! * [`conditional_weights`] — γ = conditional mean of the entry given the other outputs
@@ -17,13 +17,18 @@
 
 use faer::MatRef;
 
-use super::conjugate::ConjugatePosterior;
-use super::mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
-use super::tasks::TaskEntries;
-use super::weighted_loo::{
+use crate::models::conjugate::ConjugatePosterior;
+use crate::models::ModelError;
+use mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
+use tasks::TaskEntries;
+use weighted_loo::{
     loo_predictive, profiled_weighted_loo, weighted_loo, Derivatives, LooPredictive, RobustTerms,
 };
-use super::ModelError;
+
+pub mod mogp;
+pub mod multi_output;
+pub mod tasks;
+pub mod weighted_loo;
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::Covariance;
