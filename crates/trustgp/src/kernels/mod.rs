@@ -19,7 +19,7 @@ mod engine;
 mod error;
 mod eval;
 mod expr;
-mod multi_output;
+pub(crate) mod multi_output;
 mod pair;
 mod params;
 mod print;
@@ -35,6 +35,7 @@ use crate::linalg::mirror_lower;
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
 pub use composite::ProductVariance;
+pub(crate) use covariance::dense_inverse_plus_diagonal;
 pub use covariance::{Covariance, InverseDerivative, InversePlusDiagonal};
 pub use error::KernelError;
 pub use expr::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};

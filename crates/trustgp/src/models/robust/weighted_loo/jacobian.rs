@@ -30,8 +30,9 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef};
 
 use super::{Factored, RobustTerms};
-use crate::kernels::{Covariance, InverseDerivative};
+use crate::kernels::InverseDerivative;
 use crate::linalg::Parallelism;
+use crate::models::robust::LooCovariance;
 
 /// The columns of `∂r` and `∂v` (one row per entry) over the covariance parameters, the noise
 /// groups' `ln σ²` and, if profiled, `ln c` last.
@@ -43,7 +44,7 @@ pub(super) struct LooJacobian {
 
 /// The Jacobian at the factorisation `f` (with the `ln c` column if `profiled`); `None` if the
 /// covariance has no cheap inverse derivatives.
-pub(super) fn jacobian<C: Covariance>(
+pub(super) fn jacobian<C: LooCovariance>(
     f: &Factored,
     cov: &C,
     x: MatRef<'_, f64>,
