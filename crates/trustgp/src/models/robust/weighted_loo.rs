@@ -92,7 +92,7 @@ pub struct WeightedLoo {
     /// `Σ_j ŵ_j² [∂r_j ∂r_jᵀ/v_j + ∂v_j ∂v_jᵀ/(2v_j²)]` (for [`profiled_weighted_loo`], with
     /// `ln ĉ` Schur-complemented away): a positive semi-definite model of the negated
     /// Hessian. Only with [`Derivatives::GradientAndFisher`] and a covariance with
-    /// [`Covariance::inverse_derivatives`].
+    /// [`LooCovariance::inverse_derivatives`].
     pub fisher: Option<Mat<f64>>,
 }
 

@@ -19,7 +19,7 @@
 //! Fisher matrix; its gradient is the other columns' (the envelope theorem).
 //!
 //! The Jacobian costs T products of m × m × n per kernel parameter of an ICM (see
-//! [`Covariance::inverse_derivatives`]), about as much as the adjoint gradient's one
+//! [`LooCovariance::inverse_derivatives`]), about as much as the adjoint gradient's one
 //! contraction for a single kernel parameter, so where it is computed the gradient comes from
 //! it and the contraction is skipped. Started from `F` on its first two iterations, L-BFGS fits
 //! MO-RCGP on Energy in 11 instead of 19 evaluations (`docs/benchmarks.md`); the unprofiled
