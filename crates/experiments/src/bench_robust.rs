@@ -21,11 +21,11 @@ use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::linalg::parallelism_for;
 use trustgp::means::PriorMean;
-use trustgp::models::multi_output::{
+use trustgp::models::robust::conditional_weights;
+use trustgp::models::robust::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
-use trustgp::models::robust::conditional_weights;
-use trustgp::models::weighted_loo::{weighted_loo, Derivatives, RobustTerms};
+use trustgp::models::robust::weighted_loo::{weighted_loo, Derivatives, RobustTerms};
 
 /// Arguments.
 #[derive(clap::Args, Debug)]

@@ -22,11 +22,11 @@ use trustgp::fit::FitOptions;
 use trustgp::kernels::Kernel;
 use trustgp::likelihoods::Likelihood;
 use trustgp::means::PriorMean;
-use trustgp::models::multi_output::{
+use trustgp::models::laplace::student_t::{StudentTGp, StudentTSettings};
+use trustgp::models::robust::multi_output::{
     MultiOutputConfig, MultiOutputKind, MultiOutputModel, MultiOutputStart,
 };
-use trustgp::models::student_t::{StudentTGp, StudentTSettings};
-use trustgp::models::tasks::all_outputs;
+use trustgp::models::robust::tasks::all_outputs;
 use trustgp::posterior::Marginals;
 
 /// Arguments.

@@ -22,10 +22,10 @@ use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::means::{PriorMean, TaskMean};
-use trustgp::models::mogp::MultiOutputGp;
-use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use trustgp::models::robust::mogp::MultiOutputGp;
+use trustgp::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use trustgp::models::robust::tasks::{all_outputs, TaskEntries};
 use trustgp::models::robust::{conditional_weights, RobustGp};
-use trustgp::models::tasks::{all_outputs, TaskEntries};
 
 use crate::figure::{panels_svg, Curve, Panel};
 

@@ -18,8 +18,8 @@ use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::likelihoods::Likelihood;
 use trustgp::linalg::{Cholesky, Parallelism};
-use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
-use trustgp::models::tasks::all_outputs;
+use trustgp::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use trustgp::models::robust::tasks::all_outputs;
 
 /// Arguments.
 #[derive(clap::Args, Debug)]

@@ -8,12 +8,12 @@ use trustgp::fit::FitOptions;
 use trustgp::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use trustgp::linalg::{Cholesky, Parallelism};
 use trustgp::means::{Mean, TaskMean};
-use trustgp::models::mogp::{grouped_log_marginal_likelihood, MultiOutputGp};
-use trustgp::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use trustgp::models::robust::mogp::{grouped_log_marginal_likelihood, MultiOutputGp};
+use trustgp::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use trustgp::models::robust::tasks::{all_outputs, TaskEntries};
 use trustgp::models::robust::{
     conditional_weights, prior_centred_weights, RobustGp, RobustWeights,
 };
-use trustgp::models::tasks::{all_outputs, TaskEntries};
 use trustgp::robust::ImqWeights;
 
 /// An ICM with T = 3 outputs (the MO-RCGP paper's Table 1 covariance) and an SE kernel.

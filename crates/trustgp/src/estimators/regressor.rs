@@ -22,7 +22,7 @@ use crate::means::Mean;
 use crate::models::approximate::{ApproxModel, ApproxOptions};
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
-use crate::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use crate::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::optim::LbfgsOptions;

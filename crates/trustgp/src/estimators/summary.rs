@@ -10,7 +10,7 @@ use crate::fit::FitReport;
 use crate::means::Mean;
 use crate::models::approximate::ApproxModel;
 use crate::models::computation_aware::Actions;
-use crate::models::multi_output::MultiOutputModel;
+use crate::models::robust::multi_output::MultiOutputModel;
 
 /// A training objective: its name and its value (maximised).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -22,7 +22,7 @@ pub struct FitOptions {
     /// optimum in fewer evaluations. Random restarts are then drawn around the initial
     /// parameters in the profiled coordinates. The robust GPs likewise profile the common
     /// scale of their covariance and noise variances out of the weighted LOO-CV objective
-    /// (see [`weighted_loo`](crate::models::weighted_loo)); the multi-output GP does not use it.
+    /// (see [`weighted_loo`](crate::models::robust::weighted_loo)); the multi-output GP does not use it.
     pub profile_scale: bool,
 }
 

@@ -6,48 +6,72 @@ use faer::{Mat, MatRef};
 use super::base::BaseKind;
 use super::{Kernel, Target};
 
+/// Which factors of a product carry a learnable variance: the product's variance policy.
+///
+/// `var·k₁ · var·k₂` has one overall scale, not two, so by default only one factor's variance
+/// is a hyperparameter; kernel selection, which compares products factor by factor, asks for
+/// one variance per factor instead and accepts the flat direction that comes with it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProductVariance {
+    /// One learnable variance: the first `const` factor's if there is one (so `const * se`
+    /// has exactly the parameters of scikit-learn's `C * RBF`), else the first factor's.
+    /// Every other base factor keeps its variance fixed at its current value.
+    #[default]
+    FirstFactor,
+    /// Every base factor's variance is learnable.
+    EveryFactor,
+}
+
 impl Kernel {
     /// The sum of `terms`; nested sums are flattened and a single term is returned as is.
     ///
     /// # Panics
     /// If `terms` is empty.
     pub fn sum(terms: Vec<Kernel>) -> Kernel {
-        Self::composite(terms, true)
+        Self::composite(terms, None)
     }
 
-    /// The product of `factors`; nested products are flattened and a single factor is
-    /// returned as is.
-    ///
-    /// **Variance identifiability rule.** `var·k₁ · var·k₂` has one overall scale, not
-    /// two: learning both variances gives a flat direction that stalls optimisers. So in
-    /// a product only one factor's variance is a hyperparameter: the first `const`
-    /// factor if there is one (so `const * se` has exactly the parameters of
-    /// scikit-learn's `C * RBF`), else the first factor. Every other base factor keeps
-    /// its variance fixed at its current value. A factor that is itself a sum keeps its
-    /// terms' variances, since their ratios are not expressible otherwise.
+    /// The product of `factors` under the default [`ProductVariance::FirstFactor`] policy;
+    /// see [`Kernel::product_with`].
     ///
     /// # Panics
     /// If `factors` is empty.
     pub fn product(factors: Vec<Kernel>) -> Kernel {
-        Self::composite(factors, false)
+        Self::product_with(factors, ProductVariance::FirstFactor)
     }
 
-    fn composite(children: Vec<Kernel>, is_sum: bool) -> Kernel {
+    /// The product of `factors`; nested products are flattened (the new product's `policy`
+    /// applies to all of their factors) and a single factor is returned as is.
+    ///
+    /// **Variance identifiability rule.** `policy` says which factors carry a learnable
+    /// variance (see [`ProductVariance`]). A factor that is itself a sum keeps its terms'
+    /// variances, since their ratios are not expressible otherwise.
+    ///
+    /// # Panics
+    /// If `factors` is empty.
+    pub fn product_with(factors: Vec<Kernel>, policy: ProductVariance) -> Kernel {
+        Self::composite(factors, Some(policy))
+    }
+
+    /// A sum (`product` = `None`) or a product with the given variance policy.
+    fn composite(children: Vec<Kernel>, product: Option<ProductVariance>) -> Kernel {
         assert!(
             !children.is_empty(),
             "a sum or product needs at least one kernel"
         );
         let mut flat = Vec::with_capacity(children.len());
         for child in children {
-            match (child, is_sum) {
-                (Kernel::Sum(inner), true) | (Kernel::Product(inner), false) => flat.extend(inner),
+            match (child, product) {
+                (Kernel::Sum(inner), None) | (Kernel::Product(inner, _), Some(_)) => {
+                    flat.extend(inner)
+                }
                 (other, _) => flat.push(other),
             }
         }
-        let mut k = match (flat.len(), is_sum) {
+        let mut k = match (flat.len(), product) {
             (1, _) => flat.pop().expect("one child"),
-            (_, true) => Kernel::Sum(flat),
-            (_, false) => Kernel::Product(flat),
+            (_, None) => Kernel::Sum(flat),
+            (_, Some(policy)) => Kernel::Product(flat, policy),
         };
         k.assign_variance_roles(true);
         k
@@ -55,8 +79,9 @@ impl Kernel {
 
     /// Makes the kernel's overall scale a fixed value instead of a parameter, for use where
     /// something else carries it (the coregionalisation matrix of a multi-output kernel): a
-    /// base kernel or product keeps its variance fixed; a sum fixes its first term's scale and
-    /// keeps the others' as relative scales.
+    /// base kernel or product keeps its variance fixed (under
+    /// [`ProductVariance::EveryFactor`], the variance of the factor that would carry it alone);
+    /// a sum fixes its first term's scale and keeps the others' as relative scales.
     pub fn fix_scale(&mut self) {
         match self {
             Kernel::Sum(terms) => {
@@ -74,10 +99,12 @@ impl Kernel {
         match self {
             Kernel::Base(b) => b.set_var_learnable(carrier),
             Kernel::Sum(terms) => terms.iter_mut().for_each(|t| t.assign_variance_roles(true)),
-            Kernel::Product(factors) => {
+            Kernel::Product(factors, policy) => {
                 let first_const = factors.iter().position(is_const).unwrap_or(0);
+                let every = *policy == ProductVariance::EveryFactor;
                 for (i, f) in factors.iter_mut().enumerate() {
-                    f.assign_variance_roles(carrier && i == first_const);
+                    let is_carrier = i == first_const;
+                    f.assign_variance_roles(if is_carrier { carrier } else { every });
                 }
             }
         }

@@ -7,7 +7,7 @@
 
 use faer::{Mat, MatRef};
 
-use super::{InverseSandwich, Kernel, KernelError};
+use super::{Kernel, KernelError};
 use crate::linalg::{sum_pairs, Cholesky, LinalgError, Parallelism};
 
 /// A covariance function over the rows of an input matrix, with log-space hyperparameters.
@@ -66,47 +66,6 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
     /// Adds `Σ_ab W_ab ∂K_ab/∂θ_j` to `out[j]` for every hyperparameter; `W` is symmetric and
     /// only its lower triangle is read.
     fn grad_contract(&self, x: MatRef<'_, f64>, w: MatRef<'_, f64>, out: &mut [f64]);
-    /// [`Covariance::grad_contract`] with `W` the [`InverseSandwich`] `w` (whose `P` was built
-    /// from this covariance at `x`). By default `W` is formed (one `n³` product); a covariance
-    /// with structure may contract it without forming it.
-    fn grad_contract_sandwich(
-        &self,
-        x: MatRef<'_, f64>,
-        w: &InverseSandwich<'_>,
-        par: Parallelism,
-        out: &mut [f64],
-    ) {
-        self.grad_contract(x, w.lower(par).as_ref(), out);
-    }
-    /// `(K + diag(d))⁻¹` in full with the diagonal of `K (K + diag(d))⁻¹`, `K` being
-    /// [`Covariance::matrix`] at `x`; `what` names the matrix in errors. By default a
-    /// Cholesky factorisation of the dense matrix (jitter only if it fails, see [`Cholesky`])
-    /// and its inverse; a covariance with structure may invert it faster, without forming `K`.
-    fn inverse_plus_diagonal(
-        &self,
-        x: MatRef<'_, f64>,
-        d: &[f64],
-        what: &str,
-        par: Parallelism,
-    ) -> Result<InversePlusDiagonal, LinalgError> {
-        dense_inverse_plus_diagonal(&self.matrix(x), d, what, par)
-    }
-    /// For every parameter `θ_k`: the diagonal of `P ∂K/∂θ_k P` and the product
-    /// `P ∂K/∂θ_k P V`, where `P = (K + diag(d))⁻¹` was built from this covariance at `x` and
-    /// `u = P v` (both n × q). What a Gauss–Newton matrix of a leave-one-out objective needs;
-    /// `None` (the default) where the covariance has no way to them cheaper than one `n³`
-    /// product per parameter, and callers then go without.
-    fn inverse_derivatives(
-        &self,
-        _x: MatRef<'_, f64>,
-        _p: MatRef<'_, f64>,
-        _d: &[f64],
-        _v: MatRef<'_, f64>,
-        _u: MatRef<'_, f64>,
-        _par: Parallelism,
-    ) -> Option<Vec<InverseDerivative>> {
-        None
-    }
     /// The covariance `c · K` (`c > 0`) in this family, if it has a parameter carrying the
     /// overall scale; the result may lie outside [`Covariance::bounds`]. Objectives that
     /// profile the scale out need it to report the fitted covariance.
@@ -114,7 +73,7 @@ pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
 }
 
 /// `P = (K + diag(d))⁻¹` and the diagonal of `K P` (see
-/// [`Covariance::inverse_plus_diagonal`]).
+/// [`LooCovariance::inverse_plus_diagonal`](crate::models::robust::LooCovariance::inverse_plus_diagonal)).
 #[derive(Clone, Debug)]
 pub struct InversePlusDiagonal {
     /// `P`, in full (both triangles).
@@ -125,7 +84,8 @@ pub struct InversePlusDiagonal {
 }
 
 /// The derivative of `P = (K + diag(d))⁻¹` along one covariance parameter, through what
-/// [`Covariance::inverse_derivatives`] returns (`∂P = −P ∂K P`).
+/// [`LooCovariance::inverse_derivatives`](crate::models::robust::LooCovariance::inverse_derivatives)
+/// returns (`∂P = −P ∂K P`).
 #[derive(Clone, Debug)]
 pub struct InverseDerivative {
     /// `[P ∂K P]_jj`.

@@ -4,7 +4,7 @@
 use std::str::FromStr;
 
 use super::base::{BaseKernel, BaseKind, Lengthscale, KNOWN_NAMES};
-use super::{Kernel, KernelError};
+use super::{Kernel, KernelError, ProductVariance};
 
 /// A lexical token.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,6 +107,8 @@ struct Parser {
     depth: usize,
     /// Base kernels read so far.
     bases: usize,
+    /// The variance policy of every product read.
+    products: ProductVariance,
 }
 
 impl Parser {
@@ -162,7 +164,7 @@ impl Parser {
         while self.eat('*') {
             factors.push(self.factor()?);
         }
-        Ok(Kernel::product(factors))
+        Ok(Kernel::product_with(factors, self.products))
     }
 
     /// factor := base | '(' expr ')'
@@ -341,8 +343,16 @@ fn apply(base: BaseKernel, key: &str, value: Value) -> Result<BaseKernel, Kernel
 }
 
 impl Kernel {
-    /// Parses a kernel expression such as `const * se(ls=[1, 2]) + white(var=0.1)`.
+    /// Parses a kernel expression such as `const * se(ls=[1, 2]) + white(var=0.1)`, with the
+    /// default [`ProductVariance::FirstFactor`] policy in every product.
     pub fn parse(expr: &str) -> Result<Kernel, KernelError> {
+        Self::parse_with(expr, ProductVariance::FirstFactor)
+    }
+
+    /// Parses a kernel expression with the variance policy `products` in every product
+    /// (see [`Kernel::product_with`]); a kernel printed from it parses back to itself with the
+    /// same policy.
+    pub fn parse_with(expr: &str, products: ProductVariance) -> Result<Kernel, KernelError> {
         let toks = lex(expr)?;
         if toks.len() == 1 {
             return Err(KernelError::Empty);
@@ -352,6 +362,7 @@ impl Kernel {
             i: 0,
             depth: 0,
             bases: 0,
+            products,
         };
         let k = p.expr()?;
         if p.peek().tok != Tok::End {

@@ -19,7 +19,7 @@ mod engine;
 mod error;
 mod eval;
 mod expr;
-mod multi_output;
+pub(crate) mod multi_output;
 mod pair;
 mod params;
 mod print;
@@ -34,6 +34,8 @@ use faer::{Mat, MatRef};
 use crate::linalg::mirror_lower;
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
+pub use composite::ProductVariance;
+pub(crate) use covariance::dense_inverse_plus_diagonal;
 pub use covariance::{Covariance, InverseDerivative, InversePlusDiagonal};
 pub use error::KernelError;
 pub use expr::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};
@@ -51,8 +53,8 @@ pub enum Kernel {
     Base(BaseKernel),
     /// Elementwise sum of the terms.
     Sum(Vec<Kernel>),
-    /// Elementwise product of the factors.
-    Product(Vec<Kernel>),
+    /// Elementwise product of the factors, and which of them carry a learnable variance.
+    Product(Vec<Kernel>, ProductVariance),
 }
 
 /// What a kernel is evaluated on; one recursive evaluator serves all three so that
@@ -272,7 +274,9 @@ impl Kernel {
         match self {
             Kernel::Base(b) => b.inputs_contract(x1, x2, w, s),
             Kernel::Sum(terms) => composite::sum_inputs_contract(terms, x1, x2, w, s),
-            Kernel::Product(factors) => composite::product_inputs_contract(factors, x1, x2, w, s),
+            Kernel::Product(factors, _) => {
+                composite::product_inputs_contract(factors, x1, x2, w, s)
+            }
         }
     }
 
@@ -290,7 +294,7 @@ impl Kernel {
         match self {
             Kernel::Base(b) => b.grad_x(xstar, x),
             Kernel::Sum(terms) => composite::sum_grad_x(terms, xstar, x),
-            Kernel::Product(factors) => composite::product_grad_x(factors, xstar, x),
+            Kernel::Product(factors, _) => composite::product_grad_x(factors, xstar, x),
         }
     }
 
@@ -299,7 +303,7 @@ impl Kernel {
         match self {
             Kernel::Base(b) => b.evaluate(target, s),
             Kernel::Sum(terms) => composite::sum_evaluate(terms, target, s),
-            Kernel::Product(factors) => composite::product_evaluate(factors, target, s),
+            Kernel::Product(factors, _) => composite::product_evaluate(factors, target, s),
         }
     }
 
@@ -316,7 +320,7 @@ impl Kernel {
         match self {
             Kernel::Base(b) => b.contract_scaled(target, w, s, out, values),
             Kernel::Sum(terms) => composite::sum_contract(terms, target, w, s, out, values),
-            Kernel::Product(factors) => {
+            Kernel::Product(factors, _) => {
                 composite::product_contract(factors, target, w, s, out, values)
             }
         }
@@ -326,7 +330,7 @@ impl Kernel {
     fn bases(&self) -> Vec<&BaseKernel> {
         match self {
             Kernel::Base(b) => vec![b],
-            Kernel::Sum(ks) | Kernel::Product(ks) => ks.iter().flat_map(Kernel::bases).collect(),
+            Kernel::Sum(ks) | Kernel::Product(ks, _) => ks.iter().flat_map(Kernel::bases).collect(),
         }
     }
 
@@ -334,7 +338,7 @@ impl Kernel {
     fn bases_mut(&mut self) -> Vec<&mut BaseKernel> {
         match self {
             Kernel::Base(b) => vec![b],
-            Kernel::Sum(ks) | Kernel::Product(ks) => {
+            Kernel::Sum(ks) | Kernel::Product(ks, _) => {
                 ks.iter_mut().flat_map(Kernel::bases_mut).collect()
             }
         }

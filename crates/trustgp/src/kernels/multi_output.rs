@@ -20,15 +20,11 @@ use std::collections::HashMap;
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use super::covariance::dense_inverse_plus_diagonal;
-use super::{
-    Covariance, InverseDerivative, InversePlusDiagonal, InverseSandwich, Kernel, KernelError,
-};
-use crate::linalg::{LinalgError, Parallelism};
+use super::{Covariance, Kernel, KernelError};
 
-mod homotopic;
+pub(crate) mod homotopic;
 mod input_gradients;
-mod inverse_derivatives;
+pub(crate) mod inverse_derivatives;
 
 /// Log-space bounds of the diagonal coregionalisation term κ.
 const KAPPA_BOUNDS: (f64, f64) = (1e-8, 1e5);
@@ -537,50 +533,6 @@ impl Covariance for MultiOutputKernel {
             m.coregion.grad_from(&g, &mut out[offset..offset + nc]);
             offset += nc;
         }
-    }
-
-    // A single-term ICM on homotopic data folds the sandwich onto its Kronecker factors
-    // (see `homotopic`): T times fewer flops than forming it.
-    fn grad_contract_sandwich(
-        &self,
-        x: MatRef<'_, f64>,
-        w: &InverseSandwich<'_>,
-        par: Parallelism,
-        out: &mut [f64],
-    ) {
-        if !homotopic::contract(self, x, w, par, out) {
-            self.grad_contract(x, w.lower(par).as_ref(), out);
-        }
-    }
-
-    // Two outputs of a single-term ICM on homotopic data invert by block elimination
-    // (see `homotopic`): 5m³ instead of 8m³ flops.
-    fn inverse_plus_diagonal(
-        &self,
-        x: MatRef<'_, f64>,
-        d: &[f64],
-        what: &str,
-        par: Parallelism,
-    ) -> Result<InversePlusDiagonal, LinalgError> {
-        match homotopic::inverse_plus_diagonal(self, x, d, par) {
-            Some(inv) => Ok(inv),
-            None => dense_inverse_plus_diagonal(&self.matrix(x), d, what, par),
-        }
-    }
-
-    // A single-term ICM on homotopic data in layout order: through `B⁻¹` for the
-    // coregionalisation and one m × m × n product per output for each kernel parameter
-    // (see `inverse_derivatives`).
-    fn inverse_derivatives(
-        &self,
-        x: MatRef<'_, f64>,
-        p: MatRef<'_, f64>,
-        d: &[f64],
-        v: MatRef<'_, f64>,
-        u: MatRef<'_, f64>,
-        par: Parallelism,
-    ) -> Option<Vec<InverseDerivative>> {
-        inverse_derivatives::icm(self, x, p, d, v, u, par)
     }
 
     // Every term's `B = AAᵀ + diag(κ)` scales: `A → √c A`, `κ → c κ`.

@@ -71,7 +71,7 @@ impl Kernel {
         match self {
             Kernel::Base(b) => b.var_learnable().then_some(0),
             Kernel::Sum(_) => None,
-            Kernel::Product(factors) => {
+            Kernel::Product(factors, _) => {
                 let carrier = factors
                     .iter()
                     .position(|f| matches!(f, Kernel::Base(b) if b.var_learnable()))?;

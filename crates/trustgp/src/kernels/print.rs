@@ -55,14 +55,14 @@ impl fmt::Display for Kernel {
         let (children, sep) = match self {
             Kernel::Base(b) => return b.fmt(f),
             Kernel::Sum(terms) => (terms, " + "),
-            Kernel::Product(factors) => (factors, " * "),
+            Kernel::Product(factors, _) => (factors, " * "),
         };
         for (i, child) in children.iter().enumerate() {
             if i > 0 {
                 f.write_str(sep)?;
             }
             match (self, child) {
-                (Kernel::Product(_), Kernel::Sum(_)) => write!(f, "({child})")?,
+                (Kernel::Product(..), Kernel::Sum(_)) => write!(f, "({child})")?,
                 _ => write!(f, "{child}")?,
             }
         }
@@ -71,8 +71,9 @@ impl fmt::Display for Kernel {
 }
 
 impl Kernel {
-    /// The kernel as an expression; `Kernel::parse(&k.to_expr()) == Ok(k)` for every
-    /// canonical kernel, bit for bit in every parameter value.
+    /// The kernel as an expression; `Kernel::parse_with(&k.to_expr(), policy) == Ok(k)` for
+    /// every canonical kernel whose products have the variance policy `policy` (the default
+    /// one for [`Kernel::parse`]), bit for bit in every parameter value.
     pub fn to_expr(&self) -> String {
         self.to_string()
     }

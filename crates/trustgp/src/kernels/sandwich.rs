@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Such an objective's gradient is `Σ_ab W_ab ∂K_ab/∂θ`. Forming `W` costs a dense `n³`
-//! product; [`Covariance::grad_contract_sandwich`](super::Covariance::grad_contract_sandwich)
+//! product; [`LooCovariance::grad_contract_sandwich`](crate::models::robust::LooCovariance::grad_contract_sandwich)
 //! lets a covariance with structure contract it without forming it (see
 //! [`MultiOutputKernel`](super::MultiOutputKernel): `T` times fewer flops for an ICM on
 //! outputs observed at the same inputs).

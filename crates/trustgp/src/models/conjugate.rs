@@ -20,8 +20,8 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
 use super::exact::ExactGp;
-use super::mogp::MultiOutputGp;
-use super::multi_output::MultiOutputModel;
+use super::robust::mogp::MultiOutputGp;
+use super::robust::multi_output::MultiOutputModel;
 use super::robust::RobustGp;
 use crate::kernels::{Covariance, Kernel, MultiOutputKernel};
 use crate::linalg::{Cholesky, LinalgError, Parallelism};

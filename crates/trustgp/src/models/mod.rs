@@ -1,36 +1,32 @@
-//! Gaussian-process models.
+//! Gaussian-process models, one folder per capability.
 //!
-//! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block or inducing-point actions.
-//! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
-//! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
 //! * [`exact`] — exact GP regression: log marginal likelihood, fitting, prediction, LOO.
-//! * [`mogp`] — Gaussian GP with grouped noise: the multi-output GP (ICM/LMC).
-//! * [`weighted_loo`], [`robust`] — the robust conjugate GPs (RCGP, MO-RCGP): weighted
-//!   LOO-CV objective, weights and two-step fit.
-//! * [`multi_output`] — fitting MOGP and MO-RCGP from a target matrix with missing entries.
-//! * [`tasks`] — multi-output data as task-indexed entries.
-//! * [`student_t`] — Student-t likelihood GP by the Laplace approximation.
+//! * [`robust`] — the robust conjugate GPs (RCGP, MO-RCGP): weights, two-step fit and the
+//!   weighted LOO-CV objective; the multi-output GP with grouped noise (MOGP, ICM/LMC) whose
+//!   grouped fit they share; fitting from a target matrix with missing entries; task-indexed data.
+//! * [`laplace`] — the Laplace approximation for any likelihood, and the Student-t GP on it.
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
-//! * [`inducing`] — initial inducing inputs of the sparse models.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
+//! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block or inducing-point actions.
+//!
+//! Shared by several of them:
+//!
+//! * [`conjugate`] — the posterior shared by every model with a Gaussian conjugate form.
+//! * [`hyper`] — kernel, noise and mean hyperparameters of the Gaussian-likelihood models.
+//! * [`inducing`] — initial inducing inputs of the sparse models.
+//! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
 
 pub mod approximate;
 mod checks;
 pub mod computation_aware;
 pub mod conjugate;
-mod evidence;
 pub mod exact;
 pub mod hyper;
 pub mod inducing;
-pub mod mogp;
-pub mod multi_output;
+pub mod laplace;
 pub mod robust;
-mod scale_profile;
 pub mod sparse;
-pub mod student_t;
 pub mod svgp;
-pub mod tasks;
-pub mod weighted_loo;
 
 use crate::data::DataError;
 use crate::kernels::KernelError;

@@ -86,7 +86,7 @@ impl Layout {
     }
 
     /// Whether the entries are already in layout order (outputs one after the other, inputs
-    /// in the same order within each), as [`TaskEntries`](crate::models::tasks::TaskEntries)
+    /// in the same order within each), as [`TaskEntries`](crate::models::robust::tasks::TaskEntries)
     /// builds them from complete data.
     pub(super) fn in_order(&self) -> bool {
         self.index.iter().enumerate().all(|(k, &e)| k == e)
@@ -101,7 +101,7 @@ impl Layout {
 /// Adds the contraction of `w` for the ICM `k` at `x` to `out` and returns `true`, or returns
 /// `false` without touching `out` if `k` has several terms, `x` is not homotopic or `B` is
 /// near singular.
-pub(super) fn contract(
+pub(crate) fn contract(
     k: &MultiOutputKernel,
     x: MatRef<'_, f64>,
     w: &InverseSandwich<'_>,
@@ -165,7 +165,7 @@ pub(super) fn contract(
 /// `d_j` is huge (an outlier's effective noise). `None` if the structure is missing, `b₁₁` is
 /// near zero or a block is not positive definite (the caller then factorises densely, with
 /// jitter if need be).
-pub(super) fn inverse_plus_diagonal(
+pub(crate) fn inverse_plus_diagonal(
     k: &MultiOutputKernel,
     x: MatRef<'_, f64>,
     d: &[f64],
@@ -634,7 +634,7 @@ mod tests {
     fn check_inverse(k: &MultiOutputKernel, x: MatRef<'_, f64>) {
         let [d, ..] = pieces(x.nrows());
         let fast = inverse_plus_diagonal(k, x, &d, Parallelism::Parallel).unwrap();
-        let dense = super::super::dense_inverse_plus_diagonal(
+        let dense = crate::kernels::dense_inverse_plus_diagonal(
             &k.matrix(x),
             &d,
             "test",

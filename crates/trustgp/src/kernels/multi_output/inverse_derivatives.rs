@@ -1,5 +1,5 @@
 //! `[P ∂K P]_jj` and `P ∂K P V` for every parameter of a single-term ICM with one kernel
-//! parameter on homotopic data in layout order (see [`Covariance::inverse_derivatives`](crate::kernels::Covariance)), with
+//! parameter on homotopic data in layout order (see [`LooCovariance::inverse_derivatives`](crate::models::robust::LooCovariance::inverse_derivatives)), with
 //! `P = (K + D)⁻¹`, `K = B ⊗ K_x`, `D = diag(d)`.
 //!
 //! **Coregionalisation.** `∂K = ∂B ⊗ K_x = (G ⊗ I)(B ⊗ K_x) = (G ⊗ I)(P⁻¹ − D)` with
@@ -42,7 +42,7 @@ const MAX_KERNEL_PARAMETERS: usize = 1;
 /// The derivatives for every parameter (kernel parameters, then coregionalisation), or `None`
 /// if `k` has several terms or more than [`MAX_KERNEL_PARAMETERS`] kernel parameters, `x` is
 /// not homotopic in layout order or `B` is near singular.
-pub(super) fn icm(
+pub(crate) fn icm(
     k: &MultiOutputKernel,
     x: MatRef<'_, f64>,
     p: MatRef<'_, f64>,

@@ -3,11 +3,12 @@
 mod cross_gradients;
 mod gradients;
 mod parsing;
+mod product_variance;
 mod values;
 
 use faer::{Mat, MatRef};
 
-use super::Kernel;
+use super::{Kernel, ProductVariance};
 
 /// Small deterministic generator (64-bit LCG) so tests need no `rand`.
 pub(super) struct Lcg(u64);
@@ -35,7 +36,17 @@ impl Lcg {
 /// Parses, initialises on `x` and moves the hyperparameters away from their
 /// defaults (so that no derivative is accidentally symmetric or zero).
 pub(super) fn kernel_for(expr: &str, x: MatRef<'_, f64>, rng: &mut Lcg) -> Kernel {
-    let mut k = Kernel::parse(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
+    kernel_with(expr, ProductVariance::FirstFactor, x, rng)
+}
+
+/// [`kernel_for`] with the variance policy `products` in every product.
+pub(super) fn kernel_with(
+    expr: &str,
+    products: ProductVariance,
+    x: MatRef<'_, f64>,
+    rng: &mut Lcg,
+) -> Kernel {
+    let mut k = Kernel::parse_with(expr, products).unwrap_or_else(|e| panic!("{expr}: {e}"));
     k.initialize(x).unwrap();
     let p: Vec<f64> = k
         .log_params()

@@ -26,8 +26,8 @@ use rand::SeedableRng;
 use crate::fit::FitOptions;
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::models::robust::weighted_loo::LooPredictive;
 use crate::models::robust::{prior_centred_weights, RobustGp};
-use crate::models::weighted_loo::LooPredictive;
 use crate::models::ModelError;
 use crate::robust::{median_in_place, MAD_TO_SD};
 

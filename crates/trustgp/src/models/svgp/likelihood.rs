@@ -81,7 +81,7 @@ impl SvgpLikelihood {
     pub(super) fn initial(self, noise: f64) -> Vec<f64> {
         match self {
             SvgpLikelihood::Gaussian => vec![noise],
-            SvgpLikelihood::StudentT => vec![crate::models::student_t::DEFAULT_NU, noise],
+            SvgpLikelihood::StudentT => vec![crate::models::laplace::student_t::DEFAULT_NU, noise],
         }
     }
 }

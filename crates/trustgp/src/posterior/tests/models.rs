@@ -9,10 +9,10 @@ use crate::means::Mean;
 use crate::models::computation_aware::{Actions, CaGp};
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
-use crate::models::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
+use crate::models::laplace::student_t::{StudentTGp, StudentTSettings};
+use crate::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
 use crate::models::robust::{prior_centred_weights, RobustGp};
 use crate::models::sparse::{SparseGp, SparseKind};
-use crate::models::student_t::{StudentTGp, StudentTSettings};
 use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::posterior::{with_task, LinearGaussian, LinearGaussianForm, Marginals};
 

@@ -11,7 +11,7 @@
 //! The profiled vector is the flat vector of [`GpHyper::to_vec`] without the scale's entry and
 //! with `ln σ²` replaced by `ln ρ = ln σ² − ln c`.
 
-use super::hyper::GpHyper;
+use crate::models::hyper::GpHyper;
 
 /// Where the scale and the noise sit in the flat vector of a [`GpHyper`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

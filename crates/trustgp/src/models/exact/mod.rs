@@ -1,6 +1,6 @@
 //! Exact Gaussian-process regression with a Gaussian likelihood.
 //!
-//! The posterior is the [conjugate core](super::conjugate) with `D = σ²I` and residual
+//! The posterior is the [conjugate core](crate::models::conjugate) with `D = σ²I` and residual
 //! `r = y − m(X)`. Hyperparameters are fitted by maximising the log marginal likelihood
 //!
 //! ```text
@@ -15,11 +15,14 @@ use std::sync::Mutex;
 
 use faer::{Mat, MatRef};
 
-use super::conjugate::ConjugatePosterior;
-use super::evidence::{evidence, Scale};
-use super::hyper::GpHyper;
-use super::scale_profile::ScaleProfile;
-use super::ModelError;
+use crate::models::conjugate::ConjugatePosterior;
+use crate::models::hyper::GpHyper;
+use crate::models::ModelError;
+use evidence::{evidence, Scale};
+use scale_profile::ScaleProfile;
+
+pub(crate) mod evidence;
+mod scale_profile;
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
 use crate::likelihoods::{Gaussian, Likelihood};

@@ -22,10 +22,10 @@
 use faer::MatRef;
 use rayon::prelude::*;
 
-use super::conjugate::ConjugatePosterior;
 use crate::kernels::Covariance;
 use crate::linalg::{LinalgError, Parallelism};
 use crate::means::PriorMean;
+use crate::models::conjugate::ConjugatePosterior;
 
 /// Whether the overall scale `c` of the covariance `c (K + D)` is fixed at 1 or profiled out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

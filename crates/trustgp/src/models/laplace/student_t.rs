@@ -53,10 +53,10 @@ use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use super::hyper::NOISE_BOUNDS;
-use super::ModelError;
 use crate::kernels::Covariance;
 use crate::linalg::{Cholesky, Parallelism};
+use crate::models::hyper::NOISE_BOUNDS;
+use crate::models::ModelError;
 use crate::optim::{minimize_lbfgsb, LbfgsOptions};
 
 mod laplace;

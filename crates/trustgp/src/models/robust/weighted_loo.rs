@@ -31,10 +31,11 @@
 
 use faer::{Mat, MatRef};
 
-use super::evidence::Scale;
-use super::ModelError;
-use crate::kernels::{Covariance, InversePlusDiagonal, InverseSandwich};
+use super::LooCovariance;
+use crate::kernels::{InversePlusDiagonal, InverseSandwich};
 use crate::linalg::Parallelism;
+use crate::models::exact::evidence::Scale;
+use crate::models::ModelError;
 use crate::robust::ImqWeights;
 
 /// The frozen per-entry quantities of a robust conjugate objective.
@@ -91,7 +92,7 @@ pub struct WeightedLoo {
     /// `Σ_j ŵ_j² [∂r_j ∂r_jᵀ/v_j + ∂v_j ∂v_jᵀ/(2v_j²)]` (for [`profiled_weighted_loo`], with
     /// `ln ĉ` Schur-complemented away): a positive semi-definite model of the negated
     /// Hessian. Only with [`Derivatives::GradientAndFisher`] and a covariance with
-    /// [`Covariance::inverse_derivatives`].
+    /// [`LooCovariance::inverse_derivatives`].
     pub fisher: Option<Mat<f64>>,
 }
 
@@ -135,7 +136,7 @@ struct Factored {
     residual: Vec<f64>,
 }
 
-fn factor<C: Covariance>(
+fn factor<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
@@ -236,7 +237,7 @@ fn best_scale(a: &[f64], b: &[f64], s: &[f64], sigma2: &[f64], w_hat: &[f64]) ->
 }
 
 /// The closed-form LOO predictive of every entry (weights of the other entries held fixed).
-pub fn loo_predictive<C: Covariance>(
+pub fn loo_predictive<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
@@ -248,7 +249,7 @@ pub fn loo_predictive<C: Covariance>(
 
 /// The weighted LOO-CV objective `φ_w` at covariance `cov` and noise variances `noise` (one
 /// per group), with the `derivatives` asked for.
-pub fn weighted_loo<C: Covariance>(
+pub fn weighted_loo<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
@@ -263,7 +264,7 @@ pub fn weighted_loo<C: Covariance>(
 /// The weighted LOO-CV objective maximised over a common scale `c` of the covariance and the
 /// noise variances, `max_c φ_w(c·cov, c·noise)`, with the `derivatives` asked for (see the
 /// module documentation). Fails if no positive scale maximises it (every LOO residual zero).
-pub fn profiled_weighted_loo<C: Covariance>(
+pub fn profiled_weighted_loo<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
@@ -280,7 +281,7 @@ pub fn profiled_weighted_loo<C: Covariance>(
 /// `φ_w` from the factorisation `f` with the `derivatives` asked for: the gradient from the
 /// adjoint contraction, or, with a Fisher matrix where the covariance has the inverse
 /// derivatives for it, both from the LOO Jacobian (with its `ln c` column if `profiled`).
-fn with_derivatives<C: Covariance>(
+fn with_derivatives<C: LooCovariance>(
     f: Factored,
     cov: &C,
     x: MatRef<'_, f64>,
@@ -308,7 +309,7 @@ fn with_derivatives<C: Covariance>(
 
 /// `φ_w` and its gradient from the factorisation at `f.scale` (the covariance is
 /// `f.scale · cov`).
-fn objective<C: Covariance>(
+fn objective<C: LooCovariance>(
     f: Factored,
     cov: &C,
     x: MatRef<'_, f64>,

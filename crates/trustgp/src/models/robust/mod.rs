@@ -2,7 +2,7 @@
 //!
 //! Each observed entry j gets an IMQ weight `ŵ_j` (see [`crate::robust`]) and so the effective
 //! noise `σ²_j/ŵ_j²` and the shifted target `y_j − m_j − σ²_j g_j`; the posterior is the
-//! [conjugate core](super::conjugate) with that diagonal and target. Two centrings exist:
+//! [conjugate core](crate::models::conjugate) with that diagonal and target. Two centrings exist:
 //!
 //! * [`prior_centred_weights`] — γ = prior mean (the RCGP weight, `w_RCGP`);
 //! * [`conditional_weights`] — γ = conditional mean of the entry given the other outputs
@@ -17,16 +17,22 @@
 
 use faer::MatRef;
 
-use super::conjugate::ConjugatePosterior;
-use super::mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
-use super::tasks::TaskEntries;
-use super::weighted_loo::{
+use crate::models::conjugate::ConjugatePosterior;
+use crate::models::ModelError;
+pub use loo_covariance::LooCovariance;
+use mogp::{check_entries, maximize_grouped_profiled, GroupedFit};
+use tasks::TaskEntries;
+use weighted_loo::{
     loo_predictive, profiled_weighted_loo, weighted_loo, Derivatives, LooPredictive, RobustTerms,
 };
-use super::ModelError;
+
+mod loo_covariance;
+pub mod mogp;
+pub mod multi_output;
+pub mod tasks;
+pub mod weighted_loo;
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
-use crate::kernels::Covariance;
 use crate::linalg::parallelism_for;
 use crate::means::PriorMean;
 use crate::robust::{conditional_centres, soft_threshold, ImqWeights};
@@ -121,7 +127,7 @@ impl<C, M> std::ops::Deref for RobustGp<C, M> {
     }
 }
 
-impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
+impl<C: LooCovariance, M: PriorMean> RobustGp<C, M> {
     /// Fit by the two-step procedure: maximise the weighted LOO-CV objective with `initial`
     /// weights frozen, then recompute the weights with `reweight(fitted covariance, fitted
     /// noise)` and build the posterior with them.
@@ -227,7 +233,7 @@ impl<C: Covariance, M: PriorMean> RobustGp<C, M> {
 /// Maximise the weighted LOO-CV objective over the covariance parameters and `ln σ²` from
 /// `cov` and `noise`, with their common scale profiled out when `opts.profile_scale` (see
 /// [`profiled_weighted_loo`] and [`maximize_grouped_profiled`]).
-fn optimize<C: Covariance>(
+fn optimize<C: LooCovariance>(
     cov: &C,
     noise: &[f64],
     x: MatRef<'_, f64>,

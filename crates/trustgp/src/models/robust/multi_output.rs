@@ -11,14 +11,14 @@
 use faer::{Mat, MatRef};
 
 use super::mogp::MultiOutputGp;
-use super::robust::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use super::tasks::{all_outputs, TaskEntries};
-use super::ModelError;
+use super::{conditional_weights, prior_centred_weights, RobustGp, RobustWeights};
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
 use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::likelihoods::Gaussian;
 use crate::means::{PriorMean, TaskMean};
+use crate::models::ModelError;
 use crate::posterior::Marginals;
 use crate::robust::{fast_mcd, median_in_place, McdOptions};
 

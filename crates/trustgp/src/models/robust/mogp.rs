@@ -2,7 +2,7 @@
 //! (MOGP) with a [`MultiOutputKernel`](crate::kernels::MultiOutputKernel) on task-indexed
 //! inputs, one group per output (or one shared), fitted by the log marginal likelihood.
 //!
-//! It is the [conjugate core](super::conjugate) with `D = diag(σ²_{g(j)})`; with a single-output
+//! It is the [conjugate core](crate::models::conjugate) with `D = diag(σ²_{g(j)})`; with a single-output
 //! kernel and one group it is the exact GP with a fixed prior mean.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,10 +10,6 @@ use std::sync::Mutex;
 
 use faer::{Mat, MatRef};
 
-use super::conjugate::ConjugatePosterior;
-use super::evidence::{evidence, Scale};
-use super::hyper::NOISE_BOUNDS;
-use super::ModelError;
 use crate::fit::restarts::{maximize, maximize_until, Evaluation};
 use crate::fit::FitOptions;
 use crate::fit::FitReport;
@@ -21,6 +17,10 @@ use crate::kernels::Covariance;
 use crate::likelihoods::{Gaussian, Likelihood};
 use crate::linalg::{parallelism_for, Parallelism};
 use crate::means::PriorMean;
+use crate::models::conjugate::ConjugatePosterior;
+use crate::models::exact::evidence::{evidence, Scale};
+use crate::models::hyper::NOISE_BOUNDS;
+use crate::models::ModelError;
 use crate::posterior::Marginals;
 
 /// Checks shared by the grouped-noise models: matching lengths, finite targets, valid groups
@@ -272,7 +272,7 @@ fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
 }
 
 /// What every fitted grouped-noise conjugate model keeps (the MOGP here, the robust GPs in
-/// [`super::robust`]): its posterior, the noise variance of each group, the group and target of
+/// [`crate::models::robust`]): its posterior, the noise variance of each group, the group and target of
 /// each training entry, and the optimiser's reports. The models reach these accessors through
 /// `Deref`.
 #[derive(Clone, Debug)]

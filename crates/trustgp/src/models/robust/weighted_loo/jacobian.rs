@@ -19,7 +19,7 @@
 //! Fisher matrix; its gradient is the other columns' (the envelope theorem).
 //!
 //! The Jacobian costs T products of m × m × n per kernel parameter of an ICM (see
-//! [`Covariance::inverse_derivatives`]), about as much as the adjoint gradient's one
+//! [`LooCovariance::inverse_derivatives`]), about as much as the adjoint gradient's one
 //! contraction for a single kernel parameter, so where it is computed the gradient comes from
 //! it and the contraction is skipped. Started from `F` on its first two iterations, L-BFGS fits
 //! MO-RCGP on Energy in 11 instead of 19 evaluations (`docs/benchmarks.md`); the unprofiled
@@ -30,8 +30,9 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef};
 
 use super::{Factored, RobustTerms};
-use crate::kernels::{Covariance, InverseDerivative};
+use crate::kernels::InverseDerivative;
 use crate::linalg::Parallelism;
+use crate::models::robust::LooCovariance;
 
 /// The columns of `∂r` and `∂v` (one row per entry) over the covariance parameters, the noise
 /// groups' `ln σ²` and, if profiled, `ln c` last.
@@ -43,7 +44,7 @@ pub(super) struct LooJacobian {
 
 /// The Jacobian at the factorisation `f` (with the `ln c` column if `profiled`); `None` if the
 /// covariance has no cheap inverse derivatives.
-pub(super) fn jacobian<C: Covariance>(
+pub(super) fn jacobian<C: LooCovariance>(
     f: &Factored,
     cov: &C,
     x: MatRef<'_, f64>,

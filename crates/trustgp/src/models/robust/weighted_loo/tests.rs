@@ -3,7 +3,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::*;
-use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
+use crate::kernels::{Coregion, Covariance, Kernel, LmcTerm, MultiOutputKernel};
 use crate::linalg::Cholesky;
 use crate::means::Mean;
 use crate::models::exact::ExactGp;
@@ -26,7 +26,7 @@ fn single(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>, Vec<f64>, ImqWeights) {
 }
 
 /// Brute-force LOO: delete entry j from Q and z and predict it from the rest.
-fn brute_force_loo<C: Covariance>(
+fn brute_force_loo<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
@@ -151,7 +151,7 @@ fn gaussian_weights_give_the_exact_gp_loo() {
 }
 
 /// Central-difference check of the whole gradient.
-fn check_gradient<C: Covariance>(
+fn check_gradient<C: LooCovariance>(
     cov: &C,
     set: impl Fn(&C, &[f64]) -> C,
     params: &[f64],
@@ -296,7 +296,7 @@ fn multi_output(
 }
 
 /// `φ_w` at the covariance and noise variances both scaled by `c`.
-fn at_scale<C: Covariance>(
+fn at_scale<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
@@ -318,7 +318,7 @@ fn at_scale<C: Covariance>(
 
 /// The profiled objective is `φ_w` at `(ĉK, ĉσ²)` (value and LOO predictive), and no other
 /// common scale does better: a log-spaced scan, and `ĉ(1 ± 10⁻⁴)`, are all lower.
-fn check_profile<C: Covariance>(
+fn check_profile<C: LooCovariance>(
     cov: &C,
     x: MatRef<'_, f64>,
     terms: &RobustTerms<'_>,
