@@ -511,6 +511,56 @@ mod tests {
         }
     }
 
+    /// Each two-valued option: absent or its first name is the default, its second name the
+    /// alternative, anything else an error naming the option and both names.
+    #[test]
+    fn two_valued_options_read_both_names_and_refuse_others() {
+        type Set = fn(&mut ModelOptions, &str);
+        type Get = fn(&RegressorConfig) -> bool;
+        let cases: [(&str, &str, &str, &str, Set, Get); 3] = [
+            (
+                "mo-rcgp",
+                "--weight",
+                "morcgp",
+                "rcgp",
+                |o, v| o.weight = Some(v.into()),
+                |c| c.naive_weight,
+            ),
+            (
+                "cagp",
+                "--action-kind",
+                "blocks",
+                "inducing",
+                |o, v| o.action_kind = Some(v.into()),
+                |c| c.approx.action_kind == ActionKind::Inducing,
+            ),
+            (
+                "svgp",
+                "--likelihood",
+                "gaussian",
+                "student-t",
+                |o, v| o.likelihood = Some(v.into()),
+                |c| c.approx.student_t,
+            ),
+        ];
+        for (model, option, first, second, set, get) in cases {
+            let with = |v: Option<&str>| {
+                check(|o| {
+                    o.model = model.into();
+                    if let Some(v) = v {
+                        set(o, v);
+                    }
+                })
+            };
+            assert!(!get(&with(None).unwrap()), "{option} default");
+            assert!(!get(&with(Some(first)).unwrap()), "{option} {first}");
+            assert!(get(&with(Some(second)).unwrap()), "{option} {second}");
+            let e = with(Some("odd")).unwrap_err();
+            assert_eq!(e.option, format!("{option} odd"));
+            assert_eq!(e.message, format!("expected {first} or {second}"));
+        }
+    }
+
     #[test]
     fn bad_values_name_their_option() {
         type Edit = Box<dyn Fn(&mut ModelOptions)>;
