@@ -1,15 +1,12 @@
 //! The command-line contract end to end: JSON on stdout, CSV from predict, and one clear error
 //! line with a non-zero exit (never a panic) for every kind of bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn trustgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trustgp"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::{trustgp, write};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -21,15 +18,7 @@ fn stderr(o: &Output) -> String {
 
 /// A scratch directory unique to one test.
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trustgp-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
+    common::scratch("cli", name)
 }
 
 fn yacht() -> String {

@@ -3,38 +3,20 @@
 //! found only after the fit, kernel errors that do not name `--kernel`, silence when piped,
 //! 300-digit numbers, non-finite output with exit 0, and one summary schema for every model.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::{run, trustgp, write};
 use serde_json::Value;
-
-fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trustgp"));
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
-fn trustgp(args: &[&str]) -> Output {
-    run(args, &[])
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trustgp-rel-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn write(dir: &Path, name: &str, body: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, body).unwrap();
-    p.display().to_string()
+    common::scratch("rel", name)
 }
 
 /// A smooth function of two inputs and a second output, `rows` rows, targets times `scale`.

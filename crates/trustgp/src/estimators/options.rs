@@ -39,6 +39,25 @@ fn err<T>(option: impl Into<String>, message: impl Into<String>) -> Result<T, Op
     })
 }
 
+/// Reads the value of `option`, one of two names of which `first` is the default: whether it
+/// is `second`.
+fn second_of_two(
+    option: &str,
+    value: Option<&str>,
+    first: &str,
+    second: &str,
+) -> Result<bool, OptionsError> {
+    match value {
+        None => Ok(false),
+        Some(v) if v == first => Ok(false),
+        Some(v) if v == second => Ok(true),
+        Some(other) => err(
+            format!("{option} {}", shorten(other)),
+            format!("expected {first} or {second}"),
+        ),
+    }
+}
+
 use ModelKind::{Cagp, MoRcgp, Mogp, Rcagp, Rcgp, Rcsvgp, Sgpr, Svgp};
 
 /// The robust models (an outlier fraction ε).
@@ -225,16 +244,7 @@ impl ModelOptions {
             return err("--rank 0", "the coregionalisation needs rank at least 1");
         }
         self.check_kernel(model)?;
-        let naive_weight = match self.weight.as_deref() {
-            None | Some("morcgp") => false,
-            Some("rcgp") => true,
-            Some(other) => {
-                return err(
-                    format!("--weight {}", shorten(other)),
-                    "expected morcgp or rcgp",
-                )
-            }
-        };
+        let naive_weight = second_of_two("--weight", self.weight.as_deref(), "morcgp", "rcgp")?;
         let mean = self.mean(model)?;
         Ok(RegressorConfig {
             model,
@@ -295,26 +305,14 @@ impl ModelOptions {
 
     /// The approximate models' settings (the applicability of each flag is already checked).
     fn approx_options(&self, model: ModelKind) -> Result<ApproxOptions, OptionsError> {
-        let action_kind = match self.action_kind.as_deref() {
-            None | Some("blocks") => ActionKind::Blocks,
-            Some("inducing") => ActionKind::Inducing,
-            Some(other) => {
-                return err(
-                    format!("--action-kind {}", shorten(other)),
-                    "expected blocks or inducing",
-                )
-            }
+        let given = self.action_kind.as_deref();
+        let action_kind = if second_of_two("--action-kind", given, "blocks", "inducing")? {
+            ActionKind::Inducing
+        } else {
+            ActionKind::Blocks
         };
-        let student_t = match self.likelihood.as_deref() {
-            None | Some("gaussian") => false,
-            Some("student-t") => true,
-            Some(other) => {
-                return err(
-                    format!("--likelihood {}", shorten(other)),
-                    "expected gaussian or student-t",
-                )
-            }
-        };
+        let likelihood = self.likelihood.as_deref();
+        let student_t = second_of_two("--likelihood", likelihood, "gaussian", "student-t")?;
         for (option, value, what) in [
             (
                 "--inducing",
@@ -510,6 +508,56 @@ mod tests {
                     assert!(e.message.contains(kind.name()), "{e}");
                 }
             }
+        }
+    }
+
+    /// Each two-valued option: absent or its first name is the default, its second name the
+    /// alternative, anything else an error naming the option and both names.
+    #[test]
+    fn two_valued_options_read_both_names_and_refuse_others() {
+        type Set = fn(&mut ModelOptions, &str);
+        type Get = fn(&RegressorConfig) -> bool;
+        let cases: [(&str, &str, &str, &str, Set, Get); 3] = [
+            (
+                "mo-rcgp",
+                "--weight",
+                "morcgp",
+                "rcgp",
+                |o, v| o.weight = Some(v.into()),
+                |c| c.naive_weight,
+            ),
+            (
+                "cagp",
+                "--action-kind",
+                "blocks",
+                "inducing",
+                |o, v| o.action_kind = Some(v.into()),
+                |c| c.approx.action_kind == ActionKind::Inducing,
+            ),
+            (
+                "svgp",
+                "--likelihood",
+                "gaussian",
+                "student-t",
+                |o, v| o.likelihood = Some(v.into()),
+                |c| c.approx.student_t,
+            ),
+        ];
+        for (model, option, first, second, set, get) in cases {
+            let with = |v: Option<&str>| {
+                check(|o| {
+                    o.model = model.into();
+                    if let Some(v) = v {
+                        set(o, v);
+                    }
+                })
+            };
+            assert!(!get(&with(None).unwrap()), "{option} default");
+            assert!(!get(&with(Some(first)).unwrap()), "{option} {first}");
+            assert!(get(&with(Some(second)).unwrap()), "{option} {second}");
+            let e = with(Some("odd")).unwrap_err();
+            assert_eq!(e.option, format!("{option} odd"));
+            assert_eq!(e.message, format!("expected {first} or {second}"));
         }
     }
 

@@ -256,10 +256,7 @@ impl Kernel {
         x2: MatRef<'_, f64>,
         w: MatRef<'_, f64>,
     ) -> Mat<f64> {
-        assert!(
-            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
-            "grad_inputs_cross: W must be n1×n2 and the inputs need the same columns"
-        );
+        assert_inputs_cross_shapes(x1, x2, w);
         self.inputs_contract(x1, x2, w, 1.0)
     }
 
@@ -343,4 +340,20 @@ impl Kernel {
             }
         }
     }
+}
+
+/// The shapes [`Kernel::grad_inputs_cross`] and the multi-output one need: `w` is n1×n2 and
+/// both input sets have the same columns.
+///
+/// # Panics
+/// If they do not.
+pub(crate) fn assert_inputs_cross_shapes(
+    x1: MatRef<'_, f64>,
+    x2: MatRef<'_, f64>,
+    w: MatRef<'_, f64>,
+) {
+    assert!(
+        w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
+        "grad_inputs_cross: W must be n1×n2 and the inputs need the same columns"
+    );
 }

@@ -197,13 +197,7 @@ impl<'a, C: Covariance, M: PriorMean> LinearGaussian<'a, C, M> {
                 "linear-Gaussian form: term {k} of S does not act on the {n} support points"
             )));
         }
-        Ok(LinearGaussian {
-            covariance,
-            mean,
-            support,
-            t,
-            terms,
-        })
+        Ok(Self::of_model(covariance, mean, support, t, terms))
     }
 
     /// The form of a fitted model, whose parts fit together by construction (checked in

@@ -14,10 +14,7 @@ impl MultiOutputKernel {
         x2: MatRef<'_, f64>,
         w: MatRef<'_, f64>,
     ) -> Mat<f64> {
-        assert!(
-            w.nrows() == x1.nrows() && w.ncols() == x2.nrows() && x1.ncols() == x2.ncols(),
-            "grad_inputs_cross: W must be n1×n2 and the inputs need the same columns"
-        );
+        crate::kernels::assert_inputs_cross_shapes(x1, x2, w);
         let d = x1.ncols() - 1;
         let t2 = tasks(x2);
         let mut g = Mat::<f64>::zeros(x1.nrows(), x1.ncols());
