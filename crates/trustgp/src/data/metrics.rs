@@ -14,7 +14,19 @@ use super::DataError;
 /// Root mean squared error over the observed targets.
 pub fn rmse(y: &[f64], mean: &[f64]) -> Result<f64, DataError> {
     let (sum, count) = sum_observed(y, mean, None, |y, m, _| (y - m).powi(2))?;
-    Ok((sum / count as f64).sqrt())
+    let largest = y
+        .iter()
+        .zip(mean)
+        .filter(|(y, _)| !y.is_nan())
+        .map(|(y, m)| (y - m).abs())
+        .fold(0.0, f64::max);
+    if largest == 0.0 || (1e-150..=1e150).contains(&largest) {
+        return Ok((sum / count as f64).sqrt());
+    }
+    // Squares would overflow or underflow: the mean square of the errors divided by the
+    // largest one, scaled back, so data on any scale get their RMSE.
+    let (scaled, _) = sum_observed(y, mean, None, |y, m, _| ((y - m) / largest).powi(2))?;
+    Ok(largest * (scaled / count as f64).sqrt())
 }
 
 /// Mean absolute error over the observed targets.
@@ -37,10 +49,16 @@ pub fn nlpd_sum(y: &[f64], mean: &[f64], std: &[f64]) -> Result<f64, DataError> 
     Ok(sum)
 }
 
-/// The Gaussian NLPD of one observation.
+/// The Gaussian NLPD of one observation. Where `s²` or `(y − m)²` would overflow or underflow
+/// (data on a scale beyond ~1e±154) the same quantity is taken in log space.
 fn nlpd_point(y: f64, m: f64, s: f64) -> f64 {
     let var = s * s;
-    0.5 * (2.0 * PI * var).ln() + (y - m).powi(2) / (2.0 * var)
+    let direct = 0.5 * (2.0 * PI * var).ln() + (y - m).powi(2) / (2.0 * var);
+    if direct.is_finite() {
+        direct
+    } else {
+        0.5 * (2.0 * PI).ln() + s.ln() + 0.5 * ((y - m) / s).powi(2)
+    }
 }
 
 /// Validates the slices and returns `(Σ f(y, m, s), count)` over the observed positions
@@ -203,5 +221,35 @@ mod tests {
             m.contains("target at position 0: expected a finite number, found inf"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn metrics_are_equivariant_to_the_scale_of_the_data() {
+        let y = [1.0, 2.0, 4.0, f64::NAN];
+        let m = [1.5, 1.0, 3.0, 0.0];
+        let s = [0.5, 2.0, 1.0, 1.0];
+        let (r, a, n) = (
+            rmse(&y, &m).unwrap(),
+            mae(&y, &m).unwrap(),
+            nlpd_mean(&y, &m, &s).unwrap(),
+        );
+        for scale in [1e-300, 1e-200, 1e200, 1e300] {
+            let ys: Vec<f64> = y.iter().map(|v| v * scale).collect();
+            let ms: Vec<f64> = m.iter().map(|v| v * scale).collect();
+            let ss: Vec<f64> = s.iter().map(|v| v * scale).collect();
+            let rs = rmse(&ys, &ms).unwrap();
+            assert!(
+                (rs / scale - r).abs() <= 1e-14 * r,
+                "rmse at {scale:e}: {rs:e}"
+            );
+            assert!((mae(&ys, &ms).unwrap() / scale - a).abs() <= 1e-14 * a);
+            // NLPD shifts by ln(scale) per point under a change of units.
+            let ns = nlpd_mean(&ys, &ms, &ss).unwrap();
+            assert!(
+                (ns - scale.ln() - n).abs() <= 1e-12 * n.abs().max(1.0),
+                "nlpd at {scale:e}"
+            );
+        }
+        assert_eq!(rmse(&[3.0, 3.0], &[3.0, 3.0]).unwrap(), 0.0);
     }
 }
