@@ -100,6 +100,26 @@ fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     })
 }
 
+/// `predict`'s CSV as a JSON array of rows keyed by the header, so that `0.mean_y` is the first
+/// row's `mean_y`; `None` unless every row has the header's width and only numbers.
+fn csv_rows(text: &str) -> Option<Value> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next()?.split(',').collect();
+    let rows = lines
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (cells.len() == header.len()).then_some(())?;
+            let row = header
+                .iter()
+                .zip(cells)
+                .map(|(h, c)| Some((h.to_string(), Value::from(c.parse::<f64>().ok()?))))
+                .collect::<Option<serde_json::Map<_, _>>>()?;
+            Some(Value::Object(row))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Value::Array(rows))
+}
+
 /// Whether `actual` rounds to `written` at the number of decimals written.
 fn rounds_to(actual: f64, written: &str) -> bool {
     let Ok(expected) = written.parse::<f64>() else {
@@ -130,7 +150,10 @@ fn run(c: &Check, root: &Path) -> Vec<String> {
     }
     let json: Value = match serde_json::from_slice(&out.stdout) {
         Ok(v) => v,
-        Err(e) => return vec![format!("{cmd}: stdout is not JSON: {e}")],
+        Err(e) => match csv_rows(&String::from_utf8_lossy(&out.stdout)) {
+            Some(rows) => rows,
+            None => return vec![format!("{cmd}: stdout is neither JSON nor CSV: {e}")],
+        },
     };
     let mut failures = Vec::new();
     for (path, written) in &c.expect {
@@ -201,6 +224,11 @@ fn the_check_format_is_read_as_documented() {
         Some(3.74)
     );
     assert!(lookup(&json, "per_output.1.rmse").is_none());
+    let rows = csv_rows("mean_y,std_y\n0.5,1e-3\n2,3\n").unwrap();
+    assert_eq!(lookup(&rows, "1.mean_y").and_then(Value::as_f64), Some(2.0));
+    assert_eq!(lookup(&rows, "0.std_y").and_then(Value::as_f64), Some(1e-3));
+    assert!(csv_rows("a,b\n1\n").is_none());
+    assert!(csv_rows("a\nx\n").is_none());
 }
 
 #[test]
