@@ -12,7 +12,10 @@ use crate::posterior::Posterior;
 /// # Errors
 /// [`ModelError::Invalid`] if `x` has no rows; otherwise as for
 /// [`Posterior::marginals`].
-pub fn best_posterior_mean(posterior: &dyn Posterior, x: MatRef<'_, f64>) -> Result<f64, ModelError> {
+pub fn best_posterior_mean(
+    posterior: &dyn Posterior,
+    x: MatRef<'_, f64>,
+) -> Result<f64, ModelError> {
     if x.nrows() == 0 {
         return Err(ModelError::Invalid(
             "the incumbent needs at least one evaluated input, got none".into(),

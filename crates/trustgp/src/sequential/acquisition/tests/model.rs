@@ -50,7 +50,13 @@ fn fitted_gp() -> ExactGp {
 /// Candidates inside the data, at its edge and outside it (large posterior variance).
 fn candidates() -> Mat<f64> {
     Mat::from_fn(5, 2, |i, c| {
-        [[0.3, -0.4], [1.1, 1.6], [-1.7, 0.9], [2.6, -2.4], [-0.9, -1.3]][i][c]
+        [
+            [0.3, -0.4],
+            [1.1, 1.6],
+            [-1.7, 0.9],
+            [2.6, -2.4],
+            [-0.9, -1.3],
+        ][i][c]
     })
 }
 
@@ -65,7 +71,10 @@ fn acquisitions(gp: &ExactGp, incumbent: f64) -> Vec<(String, Box<dyn Acquisitio
     .into_iter()
     .map(|kind| {
         let acq = Analytic::new(gp, Improvement::new(kind, incumbent).unwrap());
-        (format!("{kind:?}"), Box::new(acq) as Box<dyn Acquisition + '_>)
+        (
+            format!("{kind:?}"),
+            Box::new(acq) as Box<dyn Acquisition + '_>,
+        )
     })
     .collect();
     let ucb = Analytic::new(gp, UpperConfidenceBound::new(2.5).unwrap());
@@ -86,11 +95,18 @@ fn incumbent_is_the_best_posterior_mean_at_the_training_inputs() {
     let gp = fitted_gp();
     let x = training_inputs();
     let predicted = gp.predict(x.as_ref(), true).unwrap();
-    let best = predicted.mean.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let best = predicted
+        .mean
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!(best_posterior_mean(&gp, x.as_ref()).unwrap(), best);
     let none = Mat::<f64>::zeros(0, 2);
     let e = best_posterior_mean(&gp, none.as_ref()).unwrap_err();
-    assert!(e.to_string().contains("at least one evaluated input"), "{e}");
+    assert!(
+        e.to_string().contains("at least one evaluated input"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -124,7 +140,10 @@ fn acquisitions_match_monte_carlo_from_the_posterior() {
                 "{name} at candidate {a}: {got}, Monte Carlo {ei_mc} ± {ei_se}"
             );
         }
-        let above: Vec<f64> = f.iter().map(|&v| f64::from(u8::from(v > incumbent))).collect();
+        let above: Vec<f64> = f
+            .iter()
+            .map(|&v| f64::from(u8::from(v > incumbent)))
+            .collect();
         let (pi_mc, pi_se) = mean_and_standard_error(&above);
         let pi = value(ImprovementKind::Probability);
         let log_pi = value(ImprovementKind::LogProbability);
@@ -135,7 +154,10 @@ fn acquisitions_match_monte_carlo_from_the_posterior() {
             );
         }
         // UCB is the Φ(√β) quantile: that fraction of the samples lies below it.
-        let below: Vec<f64> = f.iter().map(|&v| f64::from(u8::from(v <= ucb[a]))).collect();
+        let below: Vec<f64> = f
+            .iter()
+            .map(|&v| f64::from(u8::from(v <= ucb[a])))
+            .collect();
         let (q_mc, q_se) = mean_and_standard_error(&below);
         let q = cdf(beta.sqrt());
         assert!(
@@ -155,7 +177,11 @@ fn check_input_gradients(gp: &ExactGp, incumbent: f64, only_logs: bool) {
             continue;
         }
         let g = acq.gradients(xs.as_ref()).unwrap();
-        assert_eq!(g.value, acq.values(xs.as_ref()).unwrap(), "{name}: values differ");
+        assert_eq!(
+            g.value,
+            acq.values(xs.as_ref()).unwrap(),
+            "{name}: values differ"
+        );
         for a in 0..xs.nrows() {
             for c in 0..xs.ncols() {
                 let at = |h: f64| {
@@ -200,7 +226,10 @@ fn log_input_gradients_match_central_differences_far_below_the_incumbent() {
 #[test]
 fn analytic_acquisition_exposes_its_utility() {
     let gp = fitted_gp();
-    let acq = Analytic::new(&gp, Improvement::new(ImprovementKind::LogExpected, 0.5).unwrap());
+    let acq = Analytic::new(
+        &gp,
+        Improvement::new(ImprovementKind::LogExpected, 0.5).unwrap(),
+    );
     assert_eq!(acq.utility().kind(), ImprovementKind::LogExpected);
     assert_eq!(acq.utility().incumbent(), 0.5);
     let x = candidates();

@@ -2,6 +2,8 @@
 //! mpmath references (80 digits), LogEI where EI underflows, and their derivatives by central
 //! finite differences on every branch of `ln h`.
 
+use std::f64::consts::LN_2;
+
 use super::super::{
     log_h, Improvement, ImprovementKind, MarginalUtility, UpperConfidenceBound, Utility,
 };
@@ -9,28 +11,69 @@ use super::assert_relative;
 
 /// `(z, ln h(z))`, `h(z) = φ(z) + zΦ(z)`, on each branch and at both sides of each switch.
 const LOG_H: [(f64, f64); 13] = [
-    (-10000.0, -5.0000019339619307e+7),
-    (-1000.0, -5.0001473445209116e+5),
-    (-150.0, -1.1260940342433996e+4),
-    (-100.0, -5.0101295788002498e+3),
-    (-99.9, -5.0001325784000638e+3),
-    (-40.0, -8.0829856835661996e+2),
-    (-10.0, -5.5553122036122356e+1),
-    (-1.0001, -2.4853114564458833),
+    (-10000.0, -50000019.33961931),
+    (-1000.0, -500014.73445209116),
+    (-150.0, -11260.940342433996),
+    (-100.0, -5010.12957880025),
+    (-99.9, -5000.132578400064),
+    (-40.0, -808.29856835662),
+    (-10.0, -55.55312203612235),
+    (-1.0001, -2.485311456445883),
     (-1.0, -2.4851210257126413),
     (-0.5, -1.6205162643873199),
-    (0.0, -9.1893853320467274e-1),
-    (2.0, 6.9738354578822831e-1),
-    (30.0, 3.4011973816621554),
+    (0.0, -0.9189385332046728),
+    (2.0, 0.6973835457882284),
+    (30.0, 3.4011973816621555),
 ];
 
-/// `[μ, σ, f*, EI, ln EI, PI, ln PI]`; the third has `z = −40`, where EI and PI underflow.
+/// `[μ, σ, f*, EI, ln EI, PI, ln PI]`, rounded to the nearest `f64`; the third has `z = −40`,
+/// where EI = 4.56e-352 and PI = 3.66e-350 round to 0.
 const IMPROVEMENT: [[f64; 7]; 5] = [
-    [0.3, 0.7, 0.5, 1.9058103574135003e-1, -1.6576777903966757, 3.8754848109799233e-1, -9.4791432550370488e-1],
-    [1.2, 0.4, 0.5, 7.064695177259326e-1, -3.4747522325765729e-1, 9.5994084313618289e-1, -4.088361815209495e-2],
-    [-19.0, 0.5, 1.0, 4.5641723614564862e-352, -8.0899171553717991e+2, 3.6558935409150297e-350, -8.0460844201375379e+2],
-    [-3.0, 2.0, 0.25, 4.3812378161706596e-2, -3.1278388950937548, 5.2081279415219548e-2, -2.9549497150391096],
-    [0.5, 1.5, 0.5, 5.9841342060214902e-1, -5.1347342509650836e-1, 5.0e-1, -6.9314718055994531e-1],
+    [
+        0.3,
+        0.7,
+        0.5,
+        0.19058103574135002,
+        -1.6576777903966757,
+        0.38754848109799234,
+        -0.9479143255037049,
+    ],
+    [
+        1.2,
+        0.4,
+        0.5,
+        0.7064695177259326,
+        -0.3474752232576573,
+        0.9599408431361829,
+        -0.04088361815209495,
+    ],
+    [
+        -19.0,
+        0.5,
+        1.0,
+        0.0,
+        -808.9917155371799,
+        0.0,
+        -804.6084420137538,
+    ],
+    [
+        -3.0,
+        2.0,
+        0.25,
+        0.0438123781617066,
+        -3.127838895093755,
+        0.05208127941521955,
+        -2.9549497150391097,
+    ],
+    [
+        0.5,
+        1.5,
+        0.5,
+        0.598413420602149,
+        -0.5134734250965084,
+        0.5,
+        -LN_2,
+    ],
 ];
 
 const KINDS: [ImprovementKind; 4] = [
@@ -56,10 +99,18 @@ fn improvements_match_closed_forms() {
     for [mean, sd, incumbent, ei, log_ei, pi, log_pi] in IMPROVEMENT {
         for (kind, want) in KINDS.into_iter().zip([ei, log_ei, pi, log_pi]) {
             let got = improvement(kind, incumbent).utility(mean, sd).value;
-            if want < f64::MIN_POSITIVE && want > 0.0 {
-                assert_eq!(got, 0.0, "{kind:?} at ({mean}, {sd}, {incumbent}) underflows");
+            if want == 0.0 {
+                assert_eq!(
+                    got, 0.0,
+                    "{kind:?} at ({mean}, {sd}, {incumbent}) underflows"
+                );
             } else {
-                assert_relative(got, want, 1e-13, &format!("{kind:?} at ({mean}, {sd}, {incumbent})"));
+                assert_relative(
+                    got,
+                    want,
+                    1e-13,
+                    &format!("{kind:?} at ({mean}, {sd}, {incumbent})"),
+                );
             }
         }
     }
@@ -72,9 +123,20 @@ fn log_ei_is_accurate_where_ei_underflows() {
     assert_eq!(ei.value, 0.0);
     let log_ei = improvement(ImprovementKind::LogExpected, 1.0).utility(-19.0, 0.5);
     assert!(log_ei.value.is_finite() && log_ei.d_mean.is_finite() && log_ei.d_sd.is_finite());
-    assert_relative(log_ei.value, -8.0899171553717991e+2, 1e-10, "ln EI at z = −40");
-    // d ln EI/dμ = Φ(z)/(σ h(z)) → |z|/σ (1 + O(1/z²)): 80 here, to 1/z² = 6e-4.
-    assert_relative(log_ei.d_mean, 80.0, 2.0 / 1600.0, "d ln EI/dμ at z = −40");
+    assert_relative(log_ei.value, -808.9917155371799, 1e-10, "ln EI at z = −40");
+    // d ln EI/dμ = Φ(z)/(σ h(z)) and d ln EI/dσ = 1/σ − zΦ(z)/(σ h(z)), from mpmath.
+    assert_relative(
+        log_ei.d_mean,
+        80.09981331529704,
+        1e-12,
+        "d ln EI/dμ at z = −40",
+    );
+    assert_relative(
+        log_ei.d_sd,
+        3205.9925326118814,
+        1e-12,
+        "d ln EI/dσ at z = −40",
+    );
 }
 
 #[test]
@@ -82,7 +144,13 @@ fn ucb_is_mean_plus_root_beta_sd() {
     let u = UpperConfidenceBound::new(2.0).unwrap().utility(0.3, 0.7);
     assert_relative(u.value, 1.2899494936611665, 1e-15, "UCB(β = 2)");
     assert_eq!((u.d_mean, u.d_sd), (1.0, 2f64.sqrt()));
-    assert_eq!(UpperConfidenceBound::new(0.0).unwrap().utility(0.3, 0.7).value, 0.3);
+    assert_eq!(
+        UpperConfidenceBound::new(0.0)
+            .unwrap()
+            .utility(0.3, 0.7)
+            .value,
+        0.3
+    );
 }
 
 /// Central differences of `u` in the mean and the standard deviation at `(mean, sd)`.
@@ -108,9 +176,17 @@ fn derivatives_match_central_differences_on_every_branch() {
         for kind in KINDS {
             // EI and PI underflow below z ≈ −38: only their logarithms are checked there.
             let underflows = z < -30.0
-                && matches!(kind, ImprovementKind::Expected | ImprovementKind::Probability);
+                && matches!(
+                    kind,
+                    ImprovementKind::Expected | ImprovementKind::Probability
+                );
             if !underflows {
-                check_derivatives(&improvement(kind, 1.0), 1.0 + z * sd, sd, &format!("{kind:?} at z = {z}"));
+                check_derivatives(
+                    &improvement(kind, 1.0),
+                    1.0 + z * sd,
+                    sd,
+                    &format!("{kind:?} at z = {z}"),
+                );
             }
         }
     }
@@ -122,7 +198,10 @@ fn invalid_parameters_are_refused_with_their_name() {
     let e = Improvement::new(ImprovementKind::Expected, f64::NAN).unwrap_err();
     assert!(e.to_string().contains("incumbent"), "{e}");
     let e = UpperConfidenceBound::new(-1.0).unwrap_err();
-    assert!(e.to_string().contains("beta") && e.to_string().contains("-1"), "{e}");
+    assert!(
+        e.to_string().contains("beta") && e.to_string().contains("-1"),
+        "{e}"
+    );
     let e = UpperConfidenceBound::new(f64::INFINITY).unwrap_err();
     assert!(e.to_string().contains("beta"), "{e}");
 }
