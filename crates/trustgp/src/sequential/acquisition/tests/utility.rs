@@ -205,3 +205,12 @@ fn invalid_parameters_are_refused_with_their_name() {
     let e = UpperConfidenceBound::new(f64::INFINITY).unwrap_err();
     assert!(e.to_string().contains("beta"), "{e}");
 }
+
+#[test]
+fn variances_at_or_below_the_floor_are_floored_and_flagged() {
+    use super::super::{standard_deviation, MIN_VARIANCE};
+    assert_eq!(standard_deviation(4.0), (2.0, false));
+    for var in [MIN_VARIANCE, 0.0, -1e-14] {
+        assert_eq!(standard_deviation(var), (1e-12, true), "variance {var}");
+    }
+}
