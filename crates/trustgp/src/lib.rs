@@ -19,6 +19,8 @@
 //! * [`posterior`] — the [`Posterior`](posterior::Posterior) interface every fitted latent
 //!   model implements, and the linear-Gaussian form behind it.
 //! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
+//! * [`sequential`] — sequential decisions on a posterior: acquisition functions (EI, LogEI, PI,
+//!   UCB) with input gradients.
 
 pub mod data;
 pub mod estimators;
@@ -31,6 +33,7 @@ pub mod models;
 pub mod optim;
 pub mod posterior;
 pub mod robust;
+pub mod sequential;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.
 pub use faer::Mat;

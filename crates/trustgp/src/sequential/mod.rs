@@ -1,0 +1,8 @@
+//! Sequential decisions on a fitted model's [`Posterior`](crate::posterior::Posterior): where to
+//! evaluate next.
+//!
+//! * [`acquisition`] — acquisition functions (EI, LogEI, PI, log PI, UCB) with their gradients
+//!   in the input, the normal-distribution functions they need, and the incumbent of noisy
+//!   observations.
+
+pub mod acquisition;
