@@ -209,16 +209,16 @@ mod tests {
             assert!((k as f64 / n as f64 - p).abs() < 4.0 * sd, "{s}: {k}");
             let mut ups = 0;
             let mut sum = 0.0;
-            for i in 0..n {
-                let shift = c.y[i] - y[i];
-                if c.is_outlier[i] {
+            for ((&after, &before), &outlier) in c.y.iter().zip(&y).zip(&c.is_outlier) {
+                let shift = after - before;
+                if outlier {
                     let m = shift.abs();
                     // In [1σ̄, 2σ̄], allowing for the rounding of v + shift − v.
                     assert!(m >= sigma - 1e-12 && m <= 2.0 * sigma + 1e-12, "{s}: {m}");
                     ups += usize::from(shift > 0.0);
                     sum += m;
                 } else {
-                    assert_eq!(c.y[i].to_bits(), y[i].to_bits());
+                    assert_eq!(after.to_bits(), before.to_bits());
                 }
             }
             // Mean magnitude 1.5σ̄; U(1, 2)σ̄ has std σ̄/√12.
