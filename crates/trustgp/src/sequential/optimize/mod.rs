@@ -3,8 +3,8 @@
 //! [`maximize`] evaluates the acquisition, batched, at `raw_samples` points of a seeded
 //! Owen-scrambled Sobol design, starts the bound-constrained L-BFGS of [`minimize_lbfgsb`] from
 //! the best `restarts` of them (on the negated acquisition, with its analytic input gradient),
-//! and returns the best point found. Inputs listed in [`MaximizeOptions::fixed`] keep their given value throughout; only the
-//! others are searched. Everything is deterministic for a given seed.
+//! and returns the best point found. Inputs listed in [`MaximizeOptions::fixed`] keep their
+//! given value throughout; only the others are searched. Everything is deterministic for a given seed.
 
 mod raw;
 #[cfg(test)]
