@@ -4,7 +4,8 @@
 //! Owen-scrambled Sobol design, starts the bound-constrained L-BFGS of [`minimize_lbfgsb`] from
 //! the best `restarts` of them (on the negated acquisition, with its analytic input gradient),
 //! and returns the best point found. Inputs listed in [`MaximizeOptions::fixed`] keep their
-//! given value throughout; only the others are searched. Everything is deterministic for a given seed.
+//! given value throughout; only the others are searched. Everything is deterministic for a
+//! given seed.
 
 mod raw;
 #[cfg(test)]
@@ -201,7 +202,8 @@ pub fn maximize(
             reason: run.reason,
         });
     }
-    // The first best run wins ties, so the result does not depend on rounding in a sort.
+    // Of equally good runs the first (from the better start) wins, so ties resolve the same way
+    // every time.
     let best = restarts
         .iter()
         .fold(&restarts[0], |b, r| if r.value > b.value { r } else { b });
