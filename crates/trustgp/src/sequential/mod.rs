@@ -4,10 +4,13 @@
 //! * [`acquisition`] — acquisition functions (EI, LogEI, PI, log PI, UCB) with their gradients
 //!   in the input, the normal-distribution functions they need, and the incumbent of noisy
 //!   observations.
+//! * [`optimize`] — the candidate that maximises an acquisition over a box: multi-start
+//!   L-BFGS-B from the best of scrambled-Sobol raw samples, with optional fixed inputs.
 //! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley) with their boxes
 //!   and known optima, and the seeded outlier corruption of observations of robust BO.
 //! * [`turbo`] — TuRBO trust regions: expand, shrink and restart rules, and the region's box.
 
 pub mod acquisition;
+pub mod optimize;
 pub mod problems;
 pub mod turbo;
