@@ -24,6 +24,8 @@ pub enum Command {
     Evaluate(EvaluateArgs),
     /// Run a short demonstration on bundled data (UCI Yacht).
     Demo(DemoArgs),
+    /// Suggest the next point to evaluate in a box, from the rows evaluated so far.
+    Suggest(SuggestArgs),
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
@@ -174,4 +176,30 @@ pub struct DemoArgs {
     /// Also draw the held-out predictions against the truth, with 95% intervals, as SVG.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+}
+
+/// Arguments of `suggest`.
+#[derive(Args, Debug)]
+pub struct SuggestArgs {
+    /// The box, e.g. "x1=0:1,x2=-5:10": its names are the input columns of --data.
+    #[arg(long, allow_hyphen_values = true)]
+    pub bounds: String,
+    /// CSV of the evaluated rows (omitted or without rows: a point of the initial design).
+    #[arg(long, requires = "target")]
+    pub data: Option<PathBuf>,
+    /// The target column of --data.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// maximize or minimize the target.
+    #[arg(long, default_value = "maximize")]
+    pub direction: String,
+    /// Acquisition: logei, ei, pi or ucb.
+    #[arg(long, default_value = "logei")]
+    pub acquisition: String,
+    /// Seed of the initial design and of the acquisition's raw samples.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// Also write the point as CSV here (a header of the bound names, one row).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

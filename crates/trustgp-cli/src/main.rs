@@ -17,6 +17,7 @@ fn main() {
         args::Command::Predict(a) => commands::predict::run(&a),
         args::Command::Evaluate(a) => commands::evaluate::run(&a),
         args::Command::Demo(a) => commands::demo::run(&a),
+        args::Command::Suggest(a) => commands::suggest::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod evaluate;
 pub mod fit;
 pub mod predict;
+pub mod suggest;
 
 use serde_json::Value;
 use trustgp::data::{read_csv, Dataset};

@@ -1,0 +1,131 @@
+//! `trustgp suggest` end to end: the JSON and CSV of a suggested point, the initial design
+//! without rows, the direction, and one clear error line for bad bounds.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::{trustgp, write};
+use serde_json::Value;
+
+fn scratch(name: &str) -> PathBuf {
+    common::scratch("suggest", name)
+}
+
+fn json(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The one error line of a failed run.
+fn error(args: &[&str]) -> String {
+    let o = trustgp(args);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(e.starts_with("error: ") && !e.contains("panicked"), "{e}");
+    e
+}
+
+/// Eight evaluations of `f` on [0, 1] as CSV with columns `x,y`.
+fn evaluated(f: impl Fn(f64) -> f64) -> String {
+    let mut s = String::from("x,y\n");
+    for i in 0..8 {
+        let x = (i as f64 + 0.5) / 8.0;
+        s.push_str(&format!("{x},{}\n", f(x)));
+    }
+    s
+}
+
+fn point_x(v: &Value) -> f64 {
+    v["points"][0]["x"].as_f64().unwrap()
+}
+
+#[test]
+fn bad_bounds_are_one_clear_error() {
+    assert!(error(&["suggest", "--bounds", "x1=0"]).contains("no ':'"));
+    assert!(error(&["suggest", "--bounds", "x1=1:0"]).contains("lo < hi"));
+    assert!(error(&["suggest", "--bounds", "x1=0:inf"]).contains("not a finite number"));
+    assert!(error(&["suggest", "--bounds", "x=0:1,x=0:2"]).contains("more than once"));
+    let e = error(&["suggest", "--bounds", "x=0:1", "--direction", "up"]);
+    assert!(e.contains("maximize or minimize"), "{e}");
+    let e = error(&["suggest", "--bounds", "x=0:1", "--acquisition", "qei"]);
+    assert!(e.contains("unknown acquisition 'qei'"), "{e}");
+}
+
+#[test]
+fn without_data_the_point_is_seeded_and_inside_the_box() {
+    let dir = scratch("initial");
+    let header_only = write(&dir, "empty.csv", "x1,x2,y\n");
+    let args = |seed: &'static str| vec!["suggest", "--bounds", "x1=0:1,x2=-5:10", "--seed", seed];
+    let a = json(&trustgp(&args("7")));
+    let p = &a["points"][0];
+    let (x1, x2) = (p["x1"].as_f64().unwrap(), p["x2"].as_f64().unwrap());
+    assert!(
+        (0.0..=1.0).contains(&x1) && (-5.0..=10.0).contains(&x2),
+        "{p}"
+    );
+    assert_eq!(a["points"], json(&trustgp(&args("7")))["points"]);
+    assert_ne!(a["points"], json(&trustgp(&args("8")))["points"]);
+    assert!(a["model"].is_null() && a["seconds"].as_f64().unwrap() >= 0.0);
+    let mut with_empty = args("7");
+    with_empty.extend(["--data", &header_only, "--target", "y"]);
+    assert_eq!(a["points"], json(&trustgp(&with_empty))["points"]);
+}
+
+#[test]
+fn the_point_is_near_the_maximiser_and_written_as_csv() {
+    let dir = scratch("max");
+    let data = write(&dir, "d.csv", &evaluated(|x| -(x - 0.3) * (x - 0.3)));
+    let out = dir.join("next.csv").display().to_string();
+    let v = json(&trustgp(&[
+        "suggest",
+        "--bounds",
+        "x=0:1",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--acquisition",
+        "ucb",
+        "--out",
+        &out,
+    ]));
+    let x = point_x(&v);
+    assert!((x - 0.3).abs() < 0.1, "{v}");
+    assert_eq!(v["acquisition"]["name"], "ucb");
+    assert!(v["acquisition"]["value"].as_f64().unwrap().is_finite());
+    assert_eq!(v["model"]["model"], "gp");
+    assert_eq!(v["model"]["n"], 8);
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("x"));
+    assert_eq!(lines.next().unwrap().parse::<f64>().unwrap(), x);
+    assert_eq!(lines.next(), None);
+}
+
+#[test]
+fn minimize_flips_the_direction() {
+    let dir = scratch("min");
+    // A bowl: maximising would go to an edge, minimising to the bottom at 0.7.
+    let data = write(&dir, "d.csv", &evaluated(|x| (x - 0.7) * (x - 0.7)));
+    let run = |direction| {
+        point_x(&json(&trustgp(&[
+            "suggest",
+            "--bounds",
+            "x=0:1",
+            "--data",
+            &data,
+            "--target",
+            "y",
+            "--direction",
+            direction,
+            "--acquisition",
+            "ucb",
+        ])))
+    };
+    let low = run("minimize");
+    assert!((low - 0.7).abs() < 0.1, "{low}");
+    let high = run("maximize");
+    assert!(high < 0.2, "{high}");
+}
