@@ -127,18 +127,43 @@ fn data_must_match_the_bounds() {
     assert!(suggest(&bad, None, &SuggestOptions::default()).is_err());
 }
 
-/// Ten suggest/evaluate steps on `f` from three points; the evaluated `x` closest to `target`.
-fn closest_after_loop(opts: &SuggestOptions, f: impl Fn(f64) -> f64, target: f64) -> f64 {
-    let mut xs = vec![0.05, 0.6, 0.95];
+/// Ten suggest/evaluate steps on `f` over `bound` from three points; the evaluated `x` closest
+/// to `target`.
+fn closest_in(bound: &Bound, opts: &SuggestOptions, f: impl Fn(f64) -> f64, target: f64) -> f64 {
+    let w = bound.hi - bound.lo;
+    let mut xs: Vec<f64> = [0.05, 0.6, 0.95].iter().map(|u| bound.lo + u * w).collect();
     for _ in 0..10 {
-        let s = suggest(&[unit("x")], Some(&rows(&xs, &f)), opts).unwrap();
-        assert!((0.0..=1.0).contains(&s.x[0]), "{}", s.x[0]);
+        let s = suggest(std::slice::from_ref(bound), Some(&rows(&xs, &f)), opts).unwrap();
+        assert!((bound.lo..=bound.hi).contains(&s.x[0]), "{}", s.x[0]);
         assert!(s.acquisition_value.is_some_and(f64::is_finite));
         xs.push(s.x[0]);
     }
     xs.iter()
         .map(|x| (x - target).abs())
         .fold(f64::INFINITY, f64::min)
+}
+
+fn closest_after_loop(opts: &SuggestOptions, f: impl Fn(f64) -> f64, target: f64) -> f64 {
+    closest_in(&unit("x"), opts, f, target)
+}
+
+#[test]
+fn the_loop_works_in_the_data_units_of_a_wide_box() {
+    // Inputs standardised far from [0, 1]: a wrong map between the box and the model's units
+    // would search the wrong interval.
+    let bound = Bound {
+        name: "x".into(),
+        lo: -5.0,
+        hi: 10.0,
+    };
+    let gap = closest_in(
+        &bound,
+        &SuggestOptions::default(),
+        |x| -(x - 4.0).powi(2),
+        4.0,
+    );
+    // 0.05 of the box width, as on [0, 1].
+    assert!(gap < 0.75, "closest {gap}");
 }
 
 #[test]
