@@ -26,6 +26,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Suggest the next point to evaluate in a box, from the rows evaluated so far.
     Suggest(SuggestArgs),
+    /// Run Bayesian optimisation on a built-in benchmark; report the best clean value.
+    Bo(BoArgs),
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
@@ -184,7 +186,8 @@ pub struct SuggestArgs {
     /// The box, e.g. "x1=0:1,x2=-5:10": its names are the input columns of --data.
     #[arg(long, allow_hyphen_values = true)]
     pub bounds: String,
-    /// CSV of the evaluated rows (omitted or without rows: a point of the initial design).
+    /// CSV of the evaluated rows (omitted or without rows: points of the initial design).
+    /// With --state, the rows the state has seen must be its first rows, unchanged.
     #[arg(long, requires = "target")]
     pub data: Option<PathBuf>,
     /// The target column of --data.
@@ -193,13 +196,67 @@ pub struct SuggestArgs {
     /// maximize or minimize the target.
     #[arg(long, default_value = "maximize")]
     pub direction: String,
-    /// Acquisition: logei, ei, pi or ucb.
+    /// Acquisition: logei, ei, pi or ucb (qlogei and ts are not yet wired).
     #[arg(long, default_value = "logei")]
     pub acquisition: String,
-    /// Seed of the initial design and of the acquisition's raw samples.
+    /// How many points to suggest (more than one after the initial design needs qlogei).
+    #[arg(long, default_value_t = 1)]
+    pub batch: usize,
+    /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp or rcagp.
+    #[arg(long, default_value = "gp")]
+    pub model: String,
+    /// standard (the whole box) or turbo (a trust region kept in --state).
+    #[arg(long, default_value = "standard")]
+    pub method: String,
+    /// With fewer evaluated rows than this, points of the initial design.
+    #[arg(long, default_value_t = 1)]
+    pub init: usize,
+    /// A JSON file keeping the run between calls (trust region, design position, optimiser
+    /// seed): read when it exists, created otherwise, rewritten after every call.
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// Seed of the initial design, the fit and the acquisition's raw samples.
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
-    /// Also write the point as CSV here (a header of the bound names, one row).
+    /// Also write the points as CSV here (a header of the bound names, one row per point).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// Arguments of `bo`.
+#[derive(Args, Debug)]
+pub struct BoArgs {
+    /// The benchmark: branin, hartmann6 or ackley:D.
+    #[arg(long)]
+    pub problem: String,
+    /// Evaluations in all, the initial design included.
+    #[arg(long)]
+    pub budget: usize,
+    /// Evaluations of the initial design (scrambled Sobol).
+    #[arg(long, default_value_t = 10)]
+    pub init: usize,
+    /// Points per iteration after the initial design.
+    #[arg(long, default_value_t = 1)]
+    pub batch: usize,
+    /// Acquisition: logei, ei, pi or ucb (qlogei and ts are not yet wired).
+    #[arg(long, default_value = "logei")]
+    pub acquisition: String,
+    /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp or rcagp.
+    #[arg(long, default_value = "gp")]
+    pub model: String,
+    /// standard (the whole box) or turbo (TuRBO trust region).
+    #[arg(long, default_value = "standard")]
+    pub method: String,
+    /// Corrupt what the model sees: asymmetric:P or uniform:P (e.g. asymmetric:0.25).
+    #[arg(long)]
+    pub outliers: Option<String>,
+    /// Seed of the design, the fits, the optimiser and the outliers.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// Write one JSON line per evaluation here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Draw the best clean value against the evaluations as SVG here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }

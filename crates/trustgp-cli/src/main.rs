@@ -18,6 +18,7 @@ fn main() {
         args::Command::Evaluate(a) => commands::evaluate::run(&a),
         args::Command::Demo(a) => commands::demo::run(&a),
         args::Command::Suggest(a) => commands::suggest::run(&a),
+        args::Command::Bo(a) => commands::bo::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

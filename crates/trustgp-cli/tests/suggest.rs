@@ -129,3 +129,94 @@ fn minimize_flips_the_direction() {
     let high = run("maximize");
     assert!(high < 0.2, "{high}");
 }
+
+/// `suggest` on the box x=0:1 with extra flags.
+fn suggest_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["suggest", "--bounds", "x=0:1"];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn batches_unwired_acquisitions_and_bad_flags_are_clear_errors() {
+    let dir = scratch("flags");
+    let data = write(&dir, "d.csv", &evaluated(|x| x * (1.0 - x)));
+    let d = ["--data", data.as_str(), "--target", "y"];
+    let e = error(&suggest_args(&[&d[..], &["--batch", "2"]].concat()));
+    assert!(e.contains("batches need qLogEI (not yet wired)"), "{e}");
+    for a in ["qlogei", "ts"] {
+        let e = error(&suggest_args(&["--acquisition", a]));
+        assert!(e.contains(&format!("'{a}' is not yet wired")), "{e}");
+    }
+    let e = error(&suggest_args(&["--model", "mogp"]));
+    assert!(e.contains("multi-output"), "{e}");
+    let e = error(&suggest_args(&["--method", "turbo"]));
+    assert!(e.contains("give --state FILE"), "{e}");
+    let e = error(&suggest_args(&["--method", "eulbo"]));
+    assert!(e.contains("unknown method 'eulbo'"), "{e}");
+    // A row outside the box names its row and input.
+    let outside = write(&dir, "o.csv", "x,y\n0.5,1\n1.5,2\n");
+    let e = error(&suggest_args(&["--data", &outside, "--target", "y"]));
+    assert!(e.contains("point 2, input 'x': 1.5 is not inside [0, 1]"), "{e}");
+    // In the initial design a batch is fine, and --out holds one row per point.
+    let out = dir.join("next.csv").display().to_string();
+    let v = json(&trustgp(&suggest_args(&["--batch", "3", "--out", &out])));
+    assert_eq!(v["points"].as_array().unwrap().len(), 3);
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 4);
+    // Another surrogate fits and says so.
+    let v = json(&trustgp(&suggest_args(&[&d[..], &["--model", "rcgp"]].concat())));
+    assert_eq!(v["model"]["model"], "rcgp");
+}
+
+#[test]
+fn a_state_file_is_created_reused_and_checked() {
+    let dir = scratch("state");
+    let state = dir.join("run.json").display().to_string();
+    let f = |x: f64| -(x - 0.3) * (x - 0.3);
+    let base = [
+        "--state", &state, "--method", "turbo", "--init", "3", "--seed", "5",
+    ];
+    // Three calls without data walk the initial design: distinct points, state kept.
+    let mut rows = String::from("x,y\n");
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let v = json(&trustgp(&suggest_args(&base)));
+        assert_eq!(v["acquisition"]["name"], "sobol");
+        assert_eq!(v["state"], state.as_str());
+        let x = point_x(&v);
+        assert!(!seen.contains(&x), "{x} repeats");
+        seen.push(x);
+        rows.push_str(&format!("{x},{}\n", f(x)));
+    }
+    let data = write(&dir, "d.csv", &rows);
+    let with_data = [&base[..], &["--data", &data, "--target", "y"]].concat();
+    // Then the trust region is searched, and its side shows in the output.
+    let v = json(&trustgp(&suggest_args(&with_data)));
+    assert_eq!(v["acquisition"]["name"], "logei");
+    assert_eq!(v["trust_region"]["length"], 0.8);
+    let (lo, hi) = (
+        v["trust_region"]["lower"][0].as_f64().unwrap(),
+        v["trust_region"]["upper"][0].as_f64().unwrap(),
+    );
+    let x = point_x(&v);
+    assert!(lo <= x && x <= hi && hi - lo <= 0.8 + 1e-12, "{v}");
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(stored["x"].as_array().unwrap().len(), 3);
+    // Other settings than the state's are refused, naming them.
+    let e = error(&suggest_args(&[&with_data[..], &["--model", "rcgp"]].concat()));
+    assert!(e.contains("other --model") && e.contains("start a new state"), "{e}");
+    // A changed row the state has seen is refused.
+    let mut edited: Vec<String> = rows.lines().map(String::from).collect();
+    edited[1] = format!("{},{}", seen[0], f(seen[0]) + 1.0);
+    let changed = write(&dir, "c.csv", &(edited.join("\n") + "\n"));
+    let e = error(&suggest_args(&[&base[..], &["--data", &changed, "--target", "y"]].concat()));
+    assert!(e.contains("differs from the state's observation"), "{e}");
+    let fewer = write(&dir, "f.csv", "x,y\n0.5,1\n");
+    let e = error(&suggest_args(&[&base[..], &["--data", &fewer, "--target", "y"]].concat()));
+    assert!(e.contains("has 1 rows but the state has already seen 3"), "{e}");
+    // A corrupted state file is one clear error, and the file is left alone.
+    let broken = write(&dir, "broken.json", "{\"format\": \"trustgp-bayes-opt\", \"version\"");
+    let e = error(&suggest_args(&["--state", &broken]));
+    assert!(e.contains("broken.json") && e.contains("not valid JSON"), "{e}");
+    assert!(std::fs::read_to_string(&broken).unwrap().ends_with("\"version\""));
+}

@@ -32,6 +32,7 @@ pub mod means;
 pub mod models;
 pub mod optim;
 pub mod posterior;
+pub mod report;
 pub mod robust;
 pub mod sequential;
 

@@ -1,6 +1,7 @@
 //! One module per subcommand, plus what `fit` and `evaluate` share: arguments → the library's
 //! option checks (`trustgp::estimators`) → fit → JSON.
 
+pub mod bo;
 pub mod demo;
 pub mod evaluate;
 pub mod fit;

@@ -1,4 +1,11 @@
-//! `trustgp suggest`: the next point to evaluate, as JSON (and optionally CSV).
+//! `trustgp suggest`: the next points to evaluate, as JSON (and optionally CSV), through the
+//! library's ask/tell [`BayesOpt`] run.
+//!
+//! Without `--state`, every call is a fresh run told every row of `--data`. With `--state`,
+//! the run is read from the file (created when absent, with the settings of the flags), the
+//! rows of `--data` it has not seen yet are told as one batch (so TuRBO's region moves), and
+//! the file is rewritten. The rows the state has seen must be the first rows of `--data`,
+//! unchanged, and the flags must repeat the settings the state was created with.
 
 use std::path::Path;
 use std::time::Instant;
@@ -6,7 +13,8 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 use trustgp::data::{read_csv, Dataset};
 use trustgp::estimators::{finite, format_number};
-use trustgp::sequential::suggest::{parse_bounds, suggest, SuggestAcquisition, SuggestOptions};
+use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method, Proposal};
+use trustgp::sequential::suggest::{parse_bounds, SuggestAcquisition};
 
 use super::{print_json, summary_json, CliError};
 use crate::args::SuggestArgs;
@@ -20,11 +28,21 @@ fn evaluated(path: &Path, target: &str, inputs: &[String]) -> Result<Option<Data
     Ok(Some(read_csv(path, &[target.to_string()], Some(inputs))?))
 }
 
-/// Run the subcommand.
-pub fn run(a: &SuggestArgs) -> Result<(), CliError> {
-    let start = Instant::now();
-    let bounds = parse_bounds(&a.bounds)?;
-    let minimize = match a.direction.as_str() {
+/// The points and values of `data` (rows without a target value are refused).
+fn rows(data: &Dataset, path: &Path) -> Result<(Vec<Vec<f64>>, Vec<f64>), CliError> {
+    if let Some(i) = (0..data.n()).find(|&i| data.y[(i, 0)].is_nan()) {
+        return Err(format!("{}: row {} has no target value", path.display(), i + 1).into());
+    }
+    let x = (0..data.n())
+        .map(|i| (0..data.d()).map(|c| data.x[(i, c)]).collect())
+        .collect();
+    Ok((x, (0..data.n()).map(|i| data.y[(i, 0)]).collect()))
+}
+
+/// The settings of the flags.
+fn settings(a: &SuggestArgs) -> Result<BoSettings, CliError> {
+    let mut s = BoSettings::new(parse_bounds(&a.bounds)?);
+    s.minimize = match a.direction.as_str() {
         "maximize" => false,
         "minimize" => true,
         other => {
@@ -33,41 +51,157 @@ pub fn run(a: &SuggestArgs) -> Result<(), CliError> {
             )
         }
     };
-    let options = SuggestOptions {
-        acquisition: SuggestAcquisition::parse(&a.acquisition)?,
-        minimize,
-        seed: a.seed,
-    };
-    let names: Vec<String> = bounds.iter().map(|b| b.name.clone()).collect();
-    let data = match (&a.data, &a.target) {
-        (Some(path), Some(target)) => evaluated(path, target, &names)?,
-        _ => None,
-    };
-    let s = suggest(&bounds, data.as_ref(), &options)?;
-    let mut point = Map::new();
-    for (name, &v) in names.iter().zip(&s.x) {
-        point.insert(name.clone(), json!(v));
+    s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
+    s.method = Method::parse(&a.method)?;
+    if s.method == Method::Turbo && a.state.is_none() {
+        return Err("--method turbo keeps its trust region between calls in --state; \
+                    give --state FILE"
+            .into());
     }
-    let acquisition = match s.acquisition_value {
+    if let Some(t) = &a.target {
+        s.target.clone_from(t);
+    }
+    s.model.clone_from(&a.model);
+    s.n_init = a.init;
+    s.seed = a.seed;
+    s.check()?;
+    Ok(s)
+}
+
+/// The run stored at `path`, whose settings must be `wanted`.
+fn resume(path: &Path, wanted: &BoSettings) -> Result<BayesOpt, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let run = BayesOpt::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let s = run.settings();
+    let differ: Vec<&str> = [
+        ("--bounds", s.bounds != wanted.bounds),
+        ("--target", s.target != wanted.target),
+        ("--direction", s.minimize != wanted.minimize),
+        ("--model", s.model != wanted.model),
+        ("--acquisition", s.acquisition != wanted.acquisition),
+        ("--method", s.method != wanted.method),
+        ("--init", s.n_init != wanted.n_init),
+        ("--seed", s.seed != wanted.seed),
+    ]
+    .into_iter()
+    .filter_map(|(flag, d)| d.then_some(flag))
+    .collect();
+    if !differ.is_empty() {
+        return Err(format!(
+            "{}: the state was created with other {}; repeat its flags or start a new state file",
+            path.display(),
+            differ.join(", ")
+        )
+        .into());
+    }
+    Ok(run)
+}
+
+/// Tells `run` the rows of `--data` it has not seen, after checking that those it has seen
+/// are its first rows.
+fn tell_new_rows(
+    run: &mut BayesOpt,
+    x: &[Vec<f64>],
+    y: &[f64],
+    data: &Path,
+) -> Result<(), CliError> {
+    let seen = run.x().len();
+    if x.len() < seen {
+        return Err(format!(
+            "{} has {} rows but the state has already seen {seen}: the state's rows must be \
+             the first rows of --data",
+            data.display(),
+            x.len()
+        )
+        .into());
+    }
+    if let Some(i) = (0..seen).find(|&i| run.x()[i] != x[i] || run.y()[i] != y[i]) {
+        return Err(format!(
+            "{}: row {} differs from the state's observation {}: the state's rows must be the \
+             first rows of --data, unchanged",
+            data.display(),
+            i + 1,
+            i + 1
+        )
+        .into());
+    }
+    if x.len() > seen {
+        run.tell(&x[seen..], &y[seen..]).map_err(|e| {
+            format!(
+                "{} rows {}–{} (point 1 is row {}): {e}",
+                data.display(),
+                seen + 1,
+                x.len(),
+                seen + 1
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The proposal's JSON object (without the timing).
+fn report(run: &BayesOpt, p: &Proposal) -> Result<Map<String, Value>, CliError> {
+    let names: Vec<&str> = run.settings().bounds.iter().map(|b| b.name.as_str()).collect();
+    let points: Vec<Value> = p
+        .points
+        .iter()
+        .map(|x| Value::Object(names.iter().map(|n| n.to_string()).zip(x.iter().map(|v| json!(v))).collect()))
+        .collect();
+    let acquisition = match p.acquisition_value {
         Some(v) => {
             finite(v, || "the acquisition value".into())?;
-            json!({"name": options.acquisition.name(), "value": v})
+            json!({"name": run.settings().acquisition.name(), "value": v})
         }
         None => json!({"name": "sobol", "value": Value::Null}),
     };
-    let model = match (&s.model, &data) {
-        (Some(m), Some(d)) => summary_json(m, d.n(), None)?,
-        _ => Value::Null,
+    let model = match &p.model {
+        Some(m) => summary_json(m, run.x().len(), None)?,
+        None => Value::Null,
     };
+    let mut out = Map::new();
+    out.insert("points".into(), Value::Array(points));
+    out.insert("acquisition".into(), acquisition);
+    out.insert("model".into(), model);
+    if let Some(region) = run.trust_region() {
+        let (lower, upper) = p.region.clone().unzip();
+        out.insert(
+            "trust_region".into(),
+            json!({"length": region.length(), "lower": lower, "upper": upper}),
+        );
+    }
+    Ok(out)
+}
+
+/// Run the subcommand.
+pub fn run(a: &SuggestArgs) -> Result<(), CliError> {
+    let start = Instant::now();
+    let settings = settings(a)?;
+    let names: Vec<String> = settings.bounds.iter().map(|b| b.name.clone()).collect();
+    let mut run = match &a.state {
+        Some(path) if path.exists() => resume(path, &settings)?,
+        _ => BayesOpt::new(settings)?,
+    };
+    if let (Some(path), Some(target)) = (&a.data, &a.target) {
+        if let Some(data) = evaluated(path, target, &names)? {
+            let (x, y) = rows(&data, path)?;
+            tell_new_rows(&mut run, &x, &y, path)?;
+        }
+    }
+    let proposal = run.ask(a.batch)?;
+    let mut out = report(&run, &proposal)?;
     if let Some(path) = &a.out {
-        let row: Vec<String> = s.x.iter().map(|&v| format_number(v)).collect();
-        let text = format!("{}\n{}\n", names.join(","), row.join(","));
+        let mut text = format!("{}\n", names.join(","));
+        for x in &proposal.points {
+            let row: Vec<String> = x.iter().map(|&v| format_number(v)).collect();
+            text.push_str(&row.join(","));
+            text.push('\n');
+        }
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    print_json(&json!({
-        "points": [point],
-        "acquisition": acquisition,
-        "model": model,
-        "seconds": start.elapsed().as_secs_f64(),
-    }))
+    if let Some(path) = &a.state {
+        std::fs::write(path, run.to_json()?).map_err(|e| format!("{}: {e}", path.display()))?;
+        out.insert("state".into(), json!(path.display().to_string()));
+    }
+    out.insert("seconds".into(), json!(start.elapsed().as_secs_f64()));
+    print_json(&Value::Object(out))
 }

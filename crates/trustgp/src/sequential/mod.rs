@@ -8,10 +8,13 @@
 //!   L-BFGS-B from the best of scrambled-Sobol raw samples, with optional fixed inputs.
 //! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley) with their boxes
 //!   and known optima, and the seeded outlier corruption of observations of robust BO.
+//! * [`bayes_opt`] — the ask/tell [`BayesOpt`](bayes_opt::BayesOpt) run: initial design, any
+//!   single-output surrogate, whole box or TuRBO region, state stored as JSON.
 //! * [`suggest`] — the next point to evaluate from a box and the evaluated rows (`q = 1`).
 //! * [`turbo`] — TuRBO trust regions: expand, shrink and restart rules, and the region's box.
 
 pub mod acquisition;
+pub mod bayes_opt;
 pub mod optimize;
 pub mod problems;
 pub mod suggest;

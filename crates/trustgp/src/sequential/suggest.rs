@@ -1,28 +1,25 @@
 //! The next point to evaluate (`q = 1`) from a box and the rows evaluated so far: the ask step
 //! of a loop the user drives from their own experiment.
 //!
-//! With no rows, the point comes from a seeded Owen-scrambled Sobol design of the box. With
-//! rows, the default exact GP is fitted through [`Regressor`] (standardised data), the box is
-//! mapped into the model's standardised input units, the acquisition is maximised there by
-//! [`maximize`] and the point is mapped back. Minimisation maximises `−y`: the targets are
-//! negated before the fit.
+//! A thin use of [`BayesOpt`]: a fresh run told every evaluated row, asked for one point. With
+//! no rows, the point is the first of the run's seeded Owen-scrambled Sobol design. With rows,
+//! the default exact GP is fitted through [`Regressor`] (standardised data), the box is mapped
+//! into the model's standardised input units, the acquisition is maximised there and the point
+//! is mapped back. Minimisation maximises `−y`: the targets are negated before the fit.
 
-use faer::Mat;
+use serde::{Deserialize, Serialize};
 
-use super::acquisition::{
-    best_posterior_mean, Analytic, Improvement, ImprovementKind, UpperConfidenceBound,
-};
-use super::optimize::{maximize, MaximizeOptions};
+use super::bayes_opt::{BayesOpt, BoSettings};
 use crate::data::Dataset;
-use crate::estimators::regressor::{Fitted, SingleOutput};
-use crate::estimators::{Regressor, RegressorConfig};
+use crate::estimators::Regressor;
 use crate::models::ModelError;
 
 /// UCB's exploration weight `β` (the bound is `μ + √β σ`, in standardised target units).
 pub const DEFAULT_UCB_BETA: f64 = 4.0;
 
 /// One input's name and box `[lo, hi]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Bound {
     /// The input column's name.
     pub name: String,
@@ -77,8 +74,9 @@ pub fn parse_bounds(text: &str) -> Result<Vec<Bound>, ModelError> {
     Ok(bounds)
 }
 
-/// The acquisition maximised by [`suggest`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The acquisition that chooses the next points ([`suggest`], [`BayesOpt`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SuggestAcquisition {
     /// Log expected improvement over the best posterior mean (the default).
     LogEi,
@@ -88,10 +86,16 @@ pub enum SuggestAcquisition {
     Pi,
     /// Upper confidence bound with `β =` [`DEFAULT_UCB_BETA`].
     Ucb,
+    /// Monte Carlo log expected improvement of a batch (not yet wired: see
+    /// [`propose`](super::bayes_opt::propose)).
+    QLogEi,
+    /// Thompson sampling (not yet wired: see [`propose`](super::bayes_opt::propose)).
+    Ts,
 }
 
 impl SuggestAcquisition {
-    /// Parses `logei`, `ei`, `pi` or `ucb`.
+    /// Parses `logei`, `ei`, `pi` or `ucb`; `qlogei` and `ts` are refused until they are
+    /// wired into [`propose`](super::bayes_opt::propose).
     ///
     /// # Errors
     /// [`ModelError::Invalid`] for any other name, listing the accepted ones.
@@ -101,6 +105,9 @@ impl SuggestAcquisition {
             "ei" => Ok(Self::Ei),
             "pi" => Ok(Self::Pi),
             "ucb" => Ok(Self::Ucb),
+            "qlogei" | "ts" => Err(ModelError::Invalid(format!(
+                "acquisition '{name}' is not yet wired (expected logei, ei, pi or ucb)"
+            ))),
             other => Err(ModelError::Invalid(format!(
                 "unknown acquisition '{other}' (expected logei, ei, pi or ucb)"
             ))),
@@ -114,6 +121,8 @@ impl SuggestAcquisition {
             Self::Ei => "ei",
             Self::Pi => "pi",
             Self::Ucb => "ucb",
+            Self::QLogEi => "qlogei",
+            Self::Ts => "ts",
         }
     }
 }
@@ -165,110 +174,45 @@ pub fn suggest(
     options: &SuggestOptions,
 ) -> Result<Suggestion, ModelError> {
     let invalid = |msg: String| Err(ModelError::Invalid(msg));
-    if bounds.is_empty() {
-        return invalid("suggest needs at least one bound".into());
-    }
-    if let Some(b) = bounds
-        .iter()
-        .find(|b| !(b.lo.is_finite() && b.hi.is_finite() && b.lo < b.hi))
-    {
-        return invalid(format!(
-            "bound of '{}' must be finite with lo < hi, got [{}, {}]",
-            b.name, b.lo, b.hi
-        ));
-    }
-    let Some(data) = data.filter(|d| d.n() > 0) else {
-        return Ok(Suggestion {
-            x: initial_point(bounds, options.seed),
-            acquisition_value: None,
-            model: None,
-        });
-    };
-    let names: Vec<&str> = bounds.iter().map(|b| b.name.as_str()).collect();
-    if data.input_names != names {
-        return invalid(format!(
-            "the data's inputs {:?} must be the bounds' names {names:?}",
-            data.input_names
-        ));
-    }
-    if data.n_targets() != 1 {
-        return invalid(format!(
-            "suggest needs exactly one target, got {}",
-            data.n_targets()
-        ));
-    }
-    if let Some(i) = (0..data.n()).find(|&i| data.y[(i, 0)].is_nan()) {
-        return invalid(format!("row {} has no target value", i + 1));
-    }
-    let sign = if options.minimize { -1.0 } else { 1.0 };
-    let signed = Dataset {
-        input_names: data.input_names.clone(),
-        target_names: data.target_names.clone(),
-        x: data.x.clone(),
-        y: Mat::from_fn(data.n(), 1, |i, _| sign * data.y[(i, 0)]),
-    };
-    let model = Regressor::fit(&signed, &RegressorConfig::default())?;
-    let Fitted::PerTarget(outputs) = &model.fitted else {
-        return invalid("the default model is not a per-target model".into());
-    };
-    let SingleOutput::Gp(gp) = &outputs[0].gp else {
-        return invalid("the default model is not an exact GP".into());
-    };
-    let st = &model.standardizer;
-    let to_unit = |c: usize, v: f64| (v - st.x_mean[c]) / st.x_std[c];
-    let unit_bounds: Vec<(f64, f64)> = bounds
-        .iter()
-        .enumerate()
-        .map(|(c, b)| (to_unit(c, b.lo), to_unit(c, b.hi)))
-        .collect();
-    let xs = st.transform_x(data.x.as_ref());
-    let maximize_options = MaximizeOptions {
-        seed: options.seed,
-        ..MaximizeOptions::default()
-    };
-    let best = match options.acquisition {
-        SuggestAcquisition::Ucb => {
-            let acq = Analytic::new(gp, UpperConfidenceBound::new(DEFAULT_UCB_BETA)?);
-            maximize(&acq, &unit_bounds, &maximize_options)?
+    let mut settings = BoSettings::new(bounds.to_vec());
+    settings.minimize = options.minimize;
+    settings.acquisition = options.acquisition;
+    settings.seed = options.seed;
+    // Any evaluated row is worth fitting to: the caller chose its initial points.
+    settings.n_init = 1;
+    if let Some(data) = data.filter(|d| d.n() > 0) {
+        let names: Vec<&str> = bounds.iter().map(|b| b.name.as_str()).collect();
+        if data.input_names != names {
+            return invalid(format!(
+                "the data's inputs {:?} must be the bounds' names {names:?}",
+                data.input_names
+            ));
         }
-        kind => {
-            let kind = match kind {
-                SuggestAcquisition::Ei => ImprovementKind::Expected,
-                SuggestAcquisition::Pi => ImprovementKind::Probability,
-                _ => ImprovementKind::LogExpected,
-            };
-            let incumbent = best_posterior_mean(gp, xs.as_ref())?;
-            let acq = Analytic::new(gp, Improvement::new(kind, incumbent)?);
-            maximize(&acq, &unit_bounds, &maximize_options)?
+        if data.n_targets() != 1 {
+            return invalid(format!(
+                "suggest needs exactly one target, got {}",
+                data.n_targets()
+            ));
         }
-    };
-    // Back to the data's units; the clamp guards the rounding of the round trip.
-    let x = bounds
-        .iter()
-        .enumerate()
-        .map(|(c, b)| (st.x_mean[c] + st.x_std[c] * best.x[c]).clamp(b.lo, b.hi))
-        .collect();
+        if let Some(i) = (0..data.n()).find(|&i| data.y[(i, 0)].is_nan()) {
+            return invalid(format!("row {} has no target value", i + 1));
+        }
+        settings.target = data.target_names[0].clone();
+    }
+    let mut run = BayesOpt::new(settings)?;
+    if let Some(data) = data.filter(|d| d.n() > 0) {
+        let x: Vec<Vec<f64>> = (0..data.n())
+            .map(|i| (0..data.d()).map(|c| data.x[(i, c)]).collect())
+            .collect();
+        let y: Vec<f64> = (0..data.n()).map(|i| data.y[(i, 0)]).collect();
+        run.tell(&x, &y)?;
+    }
+    let proposal = run.ask(1)?;
     Ok(Suggestion {
-        x,
-        acquisition_value: Some(best.value),
-        model: Some(model),
+        x: proposal.points.into_iter().next().unwrap_or_default(),
+        acquisition_value: proposal.acquisition_value,
+        model: proposal.model,
     })
-}
-
-/// The first point of the Owen-scrambled Sobol sequence with `seed`, scaled into the box.
-fn initial_point(bounds: &[Bound], seed: u32) -> Vec<f64> {
-    bounds
-        .iter()
-        .enumerate()
-        .map(|(dim, b)| {
-            // Dimensions beyond the sequence's reuse it cyclically with a shifted seed, so that
-            // any number of inputs gets a point.
-            let d = dim as u32 % sobol_burley::NUM_DIMENSIONS;
-            let s = seed.wrapping_add(dim as u32 / sobol_burley::NUM_DIMENSIONS);
-            let u = f64::from(sobol_burley::sample(0, d, s));
-            (b.lo + u * (b.hi - b.lo)).min(b.hi)
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,211 @@
+//! `trustgp bo`: Bayesian optimisation of a built-in benchmark through the library's ask/tell
+//! [`BayesOpt`] run, reporting the best clean value after every evaluation.
+//!
+//! With `--outliers`, the surrogate sees corrupted values (`rcagp.md` §3.5, steps 2 and 10):
+//! each evaluation, standardised with the initial design's mean and standard deviation (fixed
+//! for the run), becomes an outlier with the given probability, shifted by `U(1σ̄, 2σ̄)`; the
+//! trust region and the reported best follow the clean values.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{json, Value};
+use trustgp::report::svg::{line_plot, Series};
+use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method};
+use trustgp::sequential::problems::outliers::ObservationOutliers;
+use trustgp::sequential::problems::Problem;
+use trustgp::sequential::suggest::{Bound, SuggestAcquisition};
+
+use super::{print_json, CliError};
+use crate::args::BoArgs;
+
+/// The fixed standardisation of a run with outliers: the initial design's mean `μ_y` and
+/// standard deviation `s_y`, and σ̄, the standard deviation of the standardised design values.
+struct Scale {
+    mean: f64,
+    std: f64,
+    sigma_bar: f64,
+}
+
+/// Mean and (population) standard deviation.
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    (mean, (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt())
+}
+
+impl Scale {
+    fn of(design: &[f64]) -> Result<Scale, CliError> {
+        let (mean, std) = mean_std(design);
+        if !(std > 0.0 && std.is_finite()) {
+            return Err("--outliers: the initial design's values do not vary, so outlier \
+                        shifts have no scale; use a larger --init"
+                .into());
+        }
+        let standardised: Vec<f64> = design.iter().map(|y| (y - mean) / std).collect();
+        Ok(Scale {
+            mean,
+            std,
+            sigma_bar: mean_std(&standardised).1,
+        })
+    }
+}
+
+/// The settings of the flags, after checking the budget.
+fn settings(a: &BoArgs, problem: Problem) -> Result<BoSettings, CliError> {
+    if a.budget == 0 || a.init == 0 || a.batch == 0 {
+        return Err("--budget, --init and --batch must be at least 1".into());
+    }
+    if a.init > a.budget {
+        return Err(format!(
+            "--init {} exceeds --budget {}: the initial design is part of the budget",
+            a.init, a.budget
+        )
+        .into());
+    }
+    let (lo, hi) = problem.bounds();
+    let bounds = (0..problem.dim())
+        .map(|c| Bound {
+            name: format!("x{}", c + 1),
+            lo: lo[c],
+            hi: hi[c],
+        })
+        .collect();
+    let mut s = BoSettings::new(bounds);
+    s.model.clone_from(&a.model);
+    s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
+    s.method = Method::parse(&a.method)?;
+    s.n_init = a.init;
+    s.seed = a.seed;
+    s.check()?;
+    Ok(s)
+}
+
+/// A bar of evaluations on a terminal's stderr; hidden otherwise.
+fn progress_bar(budget: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(budget as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} evaluations, {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+/// Run the subcommand.
+pub fn run(a: &BoArgs) -> Result<(), CliError> {
+    let start = Instant::now();
+    let problem = Problem::parse(&a.problem)?;
+    let outliers = a
+        .outliers
+        .as_deref()
+        .map(ObservationOutliers::parse)
+        .transpose()?;
+    let mut run = BayesOpt::new(settings(a, problem)?)?;
+    let mut out = match &a.out {
+        Some(p) => Some(BufWriter::new(
+            File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => None,
+    };
+    let optimum = problem.optimum();
+    let pb = progress_bar(a.budget);
+    let mut scale: Option<Scale> = None;
+    let (mut best, mut best_x) = (f64::NEG_INFINITY, Vec::new());
+    let mut trace = Vec::with_capacity(a.budget);
+    let mut n_outliers = 0;
+    while trace.len() < a.budget {
+        let done = trace.len();
+        let q = if done < a.init {
+            a.init - done
+        } else {
+            a.batch.min(a.budget - done)
+        };
+        let points = run.ask(q)?.points;
+        let clean = points
+            .iter()
+            .map(|x| problem.evaluate(x))
+            .collect::<Result<Vec<f64>, _>>()?;
+        let (observed, is_outlier) = match &outliers {
+            None => (clean.clone(), vec![false; q]),
+            Some(o) => {
+                let sc = match scale.take() {
+                    Some(sc) => sc,
+                    None => Scale::of(&clean)?,
+                };
+                let standardised: Vec<f64> =
+                    clean.iter().map(|y| (y - sc.mean) / sc.std).collect();
+                let c = o.corrupt(&standardised, sc.sigma_bar, u64::from(a.seed), done as u64)?;
+                let observed = c.y.iter().map(|v| sc.mean + sc.std * v).collect();
+                scale = Some(sc);
+                (observed, c.is_outlier)
+            }
+        };
+        run.tell_corrupted(&points, &observed, &clean)?;
+        for k in 0..q {
+            if clean[k] > best {
+                best = clean[k];
+                best_x.clone_from(&points[k]);
+            }
+            n_outliers += usize::from(is_outlier[k]);
+            trace.push(best);
+            if let Some(w) = out.as_mut() {
+                let line = json!({
+                    "iteration": done + k + 1,
+                    "x": points[k],
+                    "y_observed": observed[k],
+                    "y_clean": clean[k],
+                    "is_outlier": is_outlier[k],
+                    "best_clean": best,
+                    "regret": optimum - best,
+                    "seconds": start.elapsed().as_secs_f64(),
+                });
+                writeln!(w, "{line}")?;
+            }
+        }
+        pb.set_position(trace.len() as u64);
+        pb.set_message(format!("best {best:.6}"));
+    }
+    pb.finish_and_clear();
+    if let Some(mut w) = out {
+        w.flush()?;
+    }
+    let s = run.settings();
+    if let Some(path) = &a.plot {
+        let label = format!("{} + {} ({})", s.model, s.acquisition.name(), s.method.name());
+        let svg = line_plot(
+            &format!("{problem}: best clean value"),
+            "evaluations",
+            "best clean value",
+            &[Series {
+                label,
+                runs: vec![trace.clone()],
+            }],
+        )?;
+        std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    print_json(&json!({
+        "problem": problem.to_string(),
+        "best": best,
+        "best_x": best_x,
+        "optimum": optimum,
+        "regret": optimum - best,
+        "evaluations": trace.len(),
+        "outliers": n_outliers,
+        "seconds": start.elapsed().as_secs_f64(),
+        "settings": {
+            "budget": a.budget,
+            "init": a.init,
+            "batch": a.batch,
+            "acquisition": s.acquisition.name(),
+            "model": s.model,
+            "method": s.method.name(),
+            "outliers": outliers.map(|o| Value::from(o.to_string())),
+            "seed": a.seed,
+        },
+    }))
+}

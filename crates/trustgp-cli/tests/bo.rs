@@ -1,0 +1,116 @@
+//! `trustgp bo` end to end on Branin: one JSON line per evaluation, the best clean value never
+//! decreasing, regret ≥ 0, seeded reproducibility, outliers and the SVG plot.
+
+mod common;
+
+use common::{trustgp, write};
+use serde_json::Value;
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    common::scratch("bo", name)
+}
+
+/// The summary and the JSON lines of a run on Branin with `extra` flags.
+fn run(name: &str, extra: &[&str]) -> (Value, Vec<Value>) {
+    let out = scratch(name).join("run.jsonl").display().to_string();
+    let mut args = vec![
+        "bo", "--problem", "branin", "--budget", "12", "--init", "6", "--seed", "3", "--out",
+        &out,
+    ];
+    args.extend_from_slice(extra);
+    let o = trustgp(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lines = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (summary, lines)
+}
+
+fn without_seconds(lines: &[Value]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            l.as_object_mut().unwrap().remove("seconds");
+            l
+        })
+        .collect()
+}
+
+#[test]
+fn every_evaluation_is_a_line_and_the_best_never_decreases() {
+    let (summary, lines) = run("lines", &[]);
+    assert_eq!(lines.len(), 12);
+    assert_eq!(summary["evaluations"], 12);
+    let mut best = f64::NEG_INFINITY;
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["iteration"], k + 1);
+        let clean = l["y_clean"].as_f64().unwrap();
+        assert_eq!(l["y_observed"].as_f64().unwrap(), clean);
+        assert_eq!(l["is_outlier"], false);
+        best = best.max(clean);
+        assert_eq!(l["best_clean"].as_f64().unwrap(), best);
+        let regret = l["regret"].as_f64().unwrap();
+        assert!(regret >= 0.0, "{l}");
+        // Branin's maximum is −5/(4π).
+        assert!((regret - (-5.0 / (4.0 * std::f64::consts::PI) - best)).abs() < 1e-12);
+        let x = l["x"].as_array().unwrap();
+        let x1 = x[0].as_f64().unwrap();
+        let x2 = x[1].as_f64().unwrap();
+        assert!((-5.0..=10.0).contains(&x1) && (0.0..=15.0).contains(&x2), "{l}");
+    }
+    assert_eq!(summary["best"].as_f64().unwrap(), best);
+    assert_eq!(summary["settings"]["model"], "gp");
+    // The same seed gives the same run; another seed another one.
+    let (_, again) = run("again", &[]);
+    assert_eq!(without_seconds(&again), without_seconds(&lines));
+    let (_, other) = run("other", &["--seed", "4"]);
+    assert_ne!(without_seconds(&other), without_seconds(&lines));
+}
+
+#[test]
+fn outliers_corrupt_what_the_model_sees_only() {
+    let (summary, lines) = run("outliers", &["--outliers", "asymmetric:0.5", "--method", "turbo"]);
+    let flagged: Vec<&Value> = lines.iter().filter(|l| l["is_outlier"] == true).collect();
+    assert!(!flagged.is_empty());
+    assert_eq!(summary["outliers"], flagged.len());
+    for l in &lines {
+        let (obs, clean) = (l["y_observed"].as_f64().unwrap(), l["y_clean"].as_f64().unwrap());
+        if l["is_outlier"] == true {
+            assert!(obs > clean, "{l}");
+        } else {
+            assert_eq!(obs, clean);
+        }
+    }
+    // The best is that of the clean values.
+    let best = lines
+        .iter()
+        .map(|l| l["y_clean"].as_f64().unwrap())
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(summary["best"].as_f64().unwrap(), best);
+}
+
+#[test]
+fn the_plot_is_svg_and_bad_flags_are_errors() {
+    // A plot file already there is replaced.
+    let plot = write(&scratch("plot"), "run.svg", "old");
+    let (_, _) = run("plot", &["--plot", &plot]);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains("branin"));
+    let error = |args: &[&str]| {
+        let o = trustgp(args);
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = error(&["bo", "--problem", "nope", "--budget", "5"]);
+    assert!(e.contains("unknown problem"), "{e}");
+    let e = error(&["bo", "--problem", "branin", "--budget", "5", "--init", "6"]);
+    assert!(e.contains("--init 6 exceeds --budget 5"), "{e}");
+    let e = error(&["bo", "--problem", "branin", "--budget", "8", "--init", "4", "--batch", "2"]);
+    assert!(e.contains("batches need qLogEI"), "{e}");
+    let e = error(&["bo", "--problem", "branin", "--budget", "5", "--outliers", "half:0.2"]);
+    assert!(e.contains("bad outlier spec"), "{e}");
+}

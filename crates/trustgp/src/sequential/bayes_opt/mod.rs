@@ -1,0 +1,445 @@
+//! Ask/tell Bayesian optimisation: a [`BayesOpt`] object that proposes points of a box
+//! ([`BayesOpt::ask`]) and records their evaluations ([`BayesOpt::tell`]), for loops driven by
+//! the user's own experiment.
+//!
+//! * Until `n_init` evaluations have been told, `ask` returns points of a seeded
+//!   Owen-scrambled Sobol design; the sequence continues across calls, so no point repeats.
+//! * Afterwards `ask` fits the surrogate (any single-output registry model, `gp` by default,
+//!   on standardised data; minimisation negates the targets), maps the search box into the
+//!   model's standardised input units and maximises the acquisition there (see [`propose`]).
+//! * With [`Method::Turbo`] the search box is the TuRBO trust region centred at the incumbent
+//!   (the best observed value); every `tell` after the initial design updates the region with
+//!   the batch's clean values, and a collapsed region restarts (`rcagp.md` §3.5).
+//! * The whole state (settings, observations, trust region, design index and the count of
+//!   model-based asks, which seeds the optimiser) is plain data: [`BayesOpt::to_json`] and
+//!   [`BayesOpt::from_json`] store and resume a run bit for bit.
+
+mod design;
+mod propose;
+mod state;
+mod surrogate;
+#[cfg(test)]
+mod tests;
+
+use faer::Mat;
+use serde::{Deserialize, Serialize};
+
+pub use self::design::design_point;
+pub use self::propose::{propose, Proposed};
+pub use self::state::{STATE_FORMAT, STATE_VERSION};
+pub use self::surrogate::{fit_surrogate, latent_posterior, surrogate_kind};
+use super::suggest::{Bound, SuggestAcquisition};
+use super::turbo::TrustRegion;
+use crate::data::Dataset;
+use crate::estimators::Regressor;
+use crate::models::ModelError;
+
+/// How points are chosen once the initial design is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The acquisition is maximised over the whole box.
+    Standard,
+    /// The acquisition is maximised inside a TuRBO trust region around the incumbent.
+    Turbo,
+}
+
+impl Method {
+    /// Every method, in the order of [`Method::NAMES`].
+    pub const ALL: [Method; 2] = [Method::Standard, Method::Turbo];
+    /// The names [`Method::parse`] accepts.
+    pub const NAMES: [&'static str; 2] = ["standard", "turbo"];
+
+    /// Parses a method name.
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] for any other name, listing the accepted ones.
+    pub fn parse(name: &str) -> Result<Self, ModelError> {
+        match Self::NAMES.iter().position(|n| *n == name) {
+            Some(i) => Ok(Self::ALL[i]),
+            None => Err(ModelError::Invalid(format!(
+                "unknown method '{name}' (expected {})",
+                Self::NAMES.join(" or ")
+            ))),
+        }
+    }
+
+    /// The name [`Method::parse`] accepts.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[Self::ALL.iter().position(|m| *m == self).unwrap_or(0)]
+    }
+}
+
+/// The settings of a run; they are part of its stored state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoSettings {
+    /// The box: one named input each, in order.
+    pub bounds: Vec<Bound>,
+    /// The objective's name (the target column of the surrogate's data). Default `y`.
+    pub target: String,
+    /// Minimise the objective instead of maximising it. Default false.
+    pub minimize: bool,
+    /// The surrogate: a single-output model name of the registry. Default `gp`.
+    pub model: String,
+    /// The acquisition. Default LogEI.
+    pub acquisition: SuggestAcquisition,
+    /// Whole box or trust region. Default [`Method::Standard`].
+    pub method: Method,
+    /// Evaluations of the initial design before the surrogate takes over (at least 1).
+    /// Default 10.
+    pub n_init: usize,
+    /// Seed of the design, the surrogate's fit and the optimiser. Default 0.
+    pub seed: u32,
+}
+
+impl BoSettings {
+    /// The default settings on the box `bounds`.
+    pub fn new(bounds: Vec<Bound>) -> Self {
+        BoSettings {
+            bounds,
+            target: "y".into(),
+            minimize: false,
+            model: "gp".into(),
+            acquisition: SuggestAcquisition::LogEi,
+            method: Method::Standard,
+            n_init: 10,
+            seed: 0,
+        }
+    }
+
+    /// Checks the box (at least one input, distinct names, finite ends with `lo < hi`), the
+    /// model, and `n_init ≥ 1`.
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] naming the offending setting.
+    pub fn check(&self) -> Result<(), ModelError> {
+        let invalid = |msg: String| Err(ModelError::Invalid(msg));
+        if self.bounds.is_empty() {
+            return invalid("Bayesian optimisation needs at least one bound".into());
+        }
+        for (i, b) in self.bounds.iter().enumerate() {
+            if !(b.lo.is_finite() && b.hi.is_finite() && b.lo < b.hi) {
+                return invalid(format!(
+                    "bound of '{}' must be finite with lo < hi, got [{}, {}]",
+                    b.name, b.lo, b.hi
+                ));
+            }
+            if self.bounds[..i].iter().any(|o| o.name == b.name) {
+                return invalid(format!("input '{}' is bounded more than once", b.name));
+            }
+        }
+        if self.n_init == 0 {
+            return invalid("n_init must be at least 1".into());
+        }
+        surrogate_kind(&self.model).map(|_| ())
+    }
+}
+
+/// What [`BayesOpt::ask`] returns.
+#[derive(Clone, Debug)]
+pub struct Proposal {
+    /// The points, one value per bound each, inside the box (and the trust region).
+    pub points: Vec<Vec<f64>>,
+    /// The acquisition's value at the batch (model units); `None` for design points.
+    pub acquisition_value: Option<f64>,
+    /// The fitted surrogate (on the negated targets when minimising); `None` for design
+    /// points.
+    pub model: Option<Regressor>,
+    /// The trust region searched, `(lower, upper)` in the box's units ([`Method::Turbo`]).
+    pub region: Option<(Vec<f64>, Vec<f64>)>,
+}
+
+/// An ask/tell Bayesian optimisation run (see the module documentation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BayesOpt {
+    settings: BoSettings,
+    /// Evaluated points, one per observation.
+    x: Vec<Vec<f64>>,
+    /// The values the surrogate sees (the user's direction).
+    y: Vec<f64>,
+    /// The clean values (equal to `y` unless told otherwise), which the trust region follows.
+    y_clean: Vec<f64>,
+    /// TuRBO's region ([`Method::Turbo`] only).
+    trust_region: Option<TrustRegion>,
+    /// The index of the next design point.
+    design_index: u32,
+    /// How many times the surrogate has proposed points: the optimiser's seed offset.
+    model_asks: u32,
+}
+
+impl BayesOpt {
+    /// A run with `settings` and no observations.
+    ///
+    /// # Errors
+    /// As for [`BoSettings::check`].
+    pub fn new(settings: BoSettings) -> Result<Self, ModelError> {
+        settings.check()?;
+        let trust_region = match settings.method {
+            Method::Standard => None,
+            Method::Turbo => Some(
+                TrustRegion::new(settings.bounds.len())
+                    .map_err(|e| ModelError::Invalid(e.to_string()))?,
+            ),
+        };
+        Ok(BayesOpt {
+            settings,
+            x: Vec::new(),
+            y: Vec::new(),
+            y_clean: Vec::new(),
+            trust_region,
+            design_index: 0,
+            model_asks: 0,
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &BoSettings {
+        &self.settings
+    }
+
+    /// The evaluated points, in the order told.
+    pub fn x(&self) -> &[Vec<f64>] {
+        &self.x
+    }
+
+    /// The values told (those the surrogate sees).
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// The clean values told ([`BayesOpt::tell_corrupted`]), else the values themselves.
+    pub fn y_clean(&self) -> &[f64] {
+        &self.y_clean
+    }
+
+    /// TuRBO's trust region ([`Method::Turbo`] only).
+    pub fn trust_region(&self) -> Option<&TrustRegion> {
+        self.trust_region.as_ref()
+    }
+
+    /// Records evaluations `y[i]` at points `x[i]`.
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] for an empty batch, lengths that differ, a point with the wrong
+    /// number of coordinates, a non-finite coordinate or value, or a coordinate outside the
+    /// box; the message names the point (1-based within the batch) and the input.
+    pub fn tell(&mut self, x: &[Vec<f64>], y: &[f64]) -> Result<(), ModelError> {
+        self.tell_corrupted(x, y, y)
+    }
+
+    /// [`BayesOpt::tell`] for benchmarks with corrupted observations: the surrogate sees `y`,
+    /// the trust region follows the clean values `y_clean` (as in `rcagp.md` §3.5, step 11).
+    ///
+    /// # Errors
+    /// As for [`BayesOpt::tell`], and `y_clean` of another length or not finite.
+    pub fn tell_corrupted(
+        &mut self,
+        x: &[Vec<f64>],
+        y: &[f64],
+        y_clean: &[f64],
+    ) -> Result<(), ModelError> {
+        self.check_batch(x, y, y_clean)?;
+        let sign = self.sign();
+        if let Some(region) = self.trust_region.as_mut() {
+            // The initial design does not move the region; later batches are judged against
+            // the best clean value before them.
+            if self.y.len() >= self.settings.n_init {
+                let best = self
+                    .y_clean
+                    .iter()
+                    .map(|v| sign * v)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let batch: Vec<f64> = y_clean.iter().map(|v| sign * v).collect();
+                region
+                    .update_with(&batch, best)
+                    .map_err(|e| ModelError::Invalid(e.to_string()))?;
+                if region.needs_restart() {
+                    region.restart();
+                }
+            }
+        }
+        self.x.extend(x.iter().cloned());
+        self.y.extend_from_slice(y);
+        self.y_clean.extend_from_slice(y_clean);
+        Ok(())
+    }
+
+    /// Checks a batch against the box (see [`BayesOpt::tell`]).
+    fn check_batch(&self, x: &[Vec<f64>], y: &[f64], y_clean: &[f64]) -> Result<(), ModelError> {
+        let invalid = |msg: String| Err(ModelError::Invalid(format!("tell: {msg}")));
+        if x.is_empty() {
+            return invalid("the batch has no points".into());
+        }
+        if y.len() != x.len() || y_clean.len() != x.len() {
+            return invalid(format!(
+                "{} points but {} values and {} clean values",
+                x.len(),
+                y.len(),
+                y_clean.len()
+            ));
+        }
+        let bounds = &self.settings.bounds;
+        for (i, row) in x.iter().enumerate() {
+            if row.len() != bounds.len() {
+                let names: Vec<&str> = bounds.iter().map(|b| b.name.as_str()).collect();
+                return invalid(format!(
+                    "point {} has {} coordinates, expected {} ({})",
+                    i + 1,
+                    row.len(),
+                    bounds.len(),
+                    names.join(", ")
+                ));
+            }
+            for (v, b) in row.iter().zip(bounds) {
+                // Written so that NaN fails.
+                if !(b.lo <= *v && *v <= b.hi) {
+                    return invalid(format!(
+                        "point {}, input '{}': {v} is not inside [{}, {}]",
+                        i + 1,
+                        b.name,
+                        b.lo,
+                        b.hi
+                    ));
+                }
+            }
+            for (what, v) in [("value", y[i]), ("clean value", y_clean[i])] {
+                if !v.is_finite() {
+                    return invalid(format!("point {}: the {what} {v} is not finite", i + 1));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `q` points to evaluate next: points of the initial design while fewer than `n_init`
+    /// evaluations have been told, else the surrogate's proposal.
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] for `q = 0`, or once the design is exhausted (2³² points);
+    /// the errors of the fit and of [`propose`].
+    pub fn ask(&mut self, q: usize) -> Result<Proposal, ModelError> {
+        if q == 0 {
+            return Err(ModelError::Invalid("ask needs q ≥ 1 points".into()));
+        }
+        if self.y.len() < self.settings.n_init {
+            return self.design(q);
+        }
+        let data = self.surrogate_data();
+        let model = fit_surrogate(&self.settings.model, u64::from(self.settings.seed), &data)?;
+        let posterior = latent_posterior(&model)?;
+        let (lower, upper): (Vec<f64>, Vec<f64>) =
+            self.settings.bounds.iter().map(|b| (b.lo, b.hi)).unzip();
+        // The one place where the methods differ in where they search.
+        let region = match self.settings.method {
+            Method::Standard => None,
+            Method::Turbo => {
+                let region = self.trust_region.as_ref().ok_or_else(|| {
+                    ModelError::Invalid("method turbo has no trust region".into())
+                })?;
+                let centre = &self.x[self.incumbent()];
+                Some(
+                    region
+                        .bounds(centre, &lower, &upper)
+                        .map_err(|e| ModelError::Invalid(e.to_string()))?,
+                )
+            }
+        };
+        let (lo, hi) = region.clone().unwrap_or((lower, upper));
+        let st = &model.standardizer;
+        let unit: Vec<(f64, f64)> = (0..lo.len())
+            .map(|c| {
+                let to_unit = |v: f64| (v - st.x_mean[c]) / st.x_std[c];
+                (to_unit(lo[c]), to_unit(hi[c]))
+            })
+            .collect();
+        let xs = st.transform_x(data.x.as_ref());
+        let seed = self.settings.seed.wrapping_add(self.model_asks);
+        let proposed = propose(
+            posterior,
+            xs.as_ref(),
+            &unit,
+            q,
+            self.settings.acquisition,
+            seed,
+        )?;
+        // Back to the box's units; the clamp guards the rounding of the round trip.
+        let points = proposed
+            .points
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .enumerate()
+                    .map(|(c, v)| (st.x_mean[c] + st.x_std[c] * v).clamp(lo[c], hi[c]))
+                    .collect()
+            })
+            .collect();
+        self.model_asks = self.model_asks.wrapping_add(1);
+        Ok(Proposal {
+            points,
+            acquisition_value: Some(proposed.value),
+            model: Some(model),
+            region,
+        })
+    }
+
+    /// `q` new points of the initial design. The sequence continues after the points already
+    /// asked for and after the evaluations told, so a stateless caller that tells its rows
+    /// again still gets a new point.
+    fn design(&mut self, q: usize) -> Result<Proposal, ModelError> {
+        let told = u32::try_from(self.y.len()).unwrap_or(u32::MAX);
+        let first = self.design_index.max(told);
+        let end = u32::try_from(q)
+            .ok()
+            .and_then(|q| first.checked_add(q))
+            .ok_or_else(|| {
+                ModelError::Invalid(format!(
+                    "the initial design has no {q} points left after point {first}"
+                ))
+            })?;
+        let points = (first..end)
+            .map(|i| design_point(&self.settings.bounds, i, self.settings.seed))
+            .collect();
+        self.design_index = end;
+        Ok(Proposal {
+            points,
+            acquisition_value: None,
+            model: None,
+            region: None,
+        })
+    }
+
+    /// `+1` when maximising, `−1` when minimising.
+    fn sign(&self) -> f64 {
+        if self.settings.minimize {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+
+    /// The index of the best value told (first of ties), in the maximised sense.
+    fn incumbent(&self) -> usize {
+        let sign = self.sign();
+        (0..self.y.len()).fold(0, |best, i| {
+            if sign * self.y[i] > sign * self.y[best] {
+                i
+            } else {
+                best
+            }
+        })
+    }
+
+    /// The observations as the surrogate's data (targets negated when minimising).
+    fn surrogate_data(&self) -> Dataset {
+        let (n, d) = (self.x.len(), self.settings.bounds.len());
+        let sign = self.sign();
+        Dataset {
+            input_names: self.settings.bounds.iter().map(|b| b.name.clone()).collect(),
+            target_names: vec![self.settings.target.clone()],
+            x: Mat::from_fn(n, d, |i, c| self.x[i][c]),
+            y: Mat::from_fn(n, 1, |i, _| sign * self.y[i]),
+        }
+    }
+}

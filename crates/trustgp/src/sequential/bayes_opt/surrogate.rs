@@ -1,0 +1,74 @@
+//! The surrogate of a Bayesian optimisation run: any single-output registry model, fitted
+//! through [`Regressor`] on standardised data, and its latent [`Posterior`].
+
+use crate::data::Dataset;
+use crate::estimators::regressor::{Fitted, SingleOutput};
+use crate::estimators::{ModelKind, ModelOptions, Regressor};
+use crate::models::approximate::ApproxModel;
+use crate::models::ModelError;
+use crate::posterior::Posterior;
+
+/// The single-output model named `name`.
+///
+/// # Errors
+/// [`ModelError::Invalid`] for an unknown name or a multi-output model, listing the models
+/// that can serve.
+pub fn surrogate_kind(name: &str) -> Result<ModelKind, ModelError> {
+    let usable: Vec<&str> = ModelKind::ALL
+        .iter()
+        .filter(|k| !k.is_multi_output())
+        .map(|k| k.name())
+        .collect();
+    match ModelKind::parse(name) {
+        Some(kind) if !kind.is_multi_output() => Ok(kind),
+        Some(_) => Err(ModelError::Invalid(format!(
+            "model '{name}' is multi-output and cannot be the surrogate of one objective \
+             (expected one of {})",
+            usable.join(", ")
+        ))),
+        None => Err(ModelError::Invalid(format!(
+            "unknown surrogate model '{name}' (expected one of {})",
+            usable.join(", ")
+        ))),
+    }
+}
+
+/// Fits the model `name` (checked by [`surrogate_kind`]) with its defaults and `seed` to the
+/// one target of `data`.
+///
+/// # Errors
+/// The option checks' and the fit's errors.
+pub fn fit_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<Regressor, ModelError> {
+    surrogate_kind(name)?;
+    let config = ModelOptions {
+        model: name.to_string(),
+        seed,
+        ..ModelOptions::default()
+    }
+    .check()
+    .map_err(|e| ModelError::Invalid(e.to_string()))?;
+    Regressor::fit(data, &config)
+}
+
+/// The latent posterior of a single-output fitted model (in its standardised units).
+///
+/// # Errors
+/// [`ModelError::Invalid`] for a multi-output model or one without a fitted output.
+pub fn latent_posterior(model: &Regressor) -> Result<&dyn Posterior, ModelError> {
+    let Fitted::PerTarget(outputs) = &model.fitted else {
+        return Err(ModelError::Invalid(format!(
+            "model '{}' is multi-output and has no single latent posterior",
+            model.model_name()
+        )));
+    };
+    let Some(output) = outputs.first() else {
+        return Err(ModelError::Invalid("the model has no fitted output".into()));
+    };
+    Ok(match &output.gp {
+        SingleOutput::Gp(g) => g,
+        SingleOutput::Rcgp(g, _) => g,
+        SingleOutput::Approx(ApproxModel::Sparse(g), _) => g,
+        SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => g,
+        SingleOutput::Approx(ApproxModel::Ca(g), _) => g,
+    })
+}

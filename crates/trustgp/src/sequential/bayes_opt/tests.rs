@@ -1,0 +1,263 @@
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::super::problems::Problem;
+use super::super::suggest::{suggest, SuggestOptions};
+use super::*;
+
+/// Branin's box, inputs `x1`, `x2`.
+fn branin_bounds() -> Vec<Bound> {
+    let (lo, hi) = Problem::Branin.bounds();
+    (0..2)
+        .map(|c| Bound {
+            name: format!("x{}", c + 1),
+            lo: lo[c],
+            hi: hi[c],
+        })
+        .collect()
+}
+
+fn branin(x: &[f64]) -> f64 {
+    Problem::Branin.evaluate(x).unwrap()
+}
+
+/// A run on Branin (maximised) that has asked and told `steps` times after a 6-point design.
+fn run_on_branin(method: Method, steps: usize) -> BayesOpt {
+    let mut settings = BoSettings::new(branin_bounds());
+    settings.n_init = 6;
+    settings.method = method;
+    settings.seed = 11;
+    let mut bo = BayesOpt::new(settings).unwrap();
+    let design = bo.ask(6).unwrap().points;
+    let y: Vec<f64> = design.iter().map(|x| branin(x)).collect();
+    bo.tell(&design, &y).unwrap();
+    for _ in 0..steps {
+        let p = bo.ask(1).unwrap().points;
+        bo.tell(&p, &[branin(&p[0])]).unwrap();
+    }
+    bo
+}
+
+fn message(r: Result<impl std::fmt::Debug, ModelError>) -> String {
+    r.unwrap_err().to_string()
+}
+
+#[test]
+fn the_design_is_distinct_inside_the_box_and_continues_across_calls() {
+    let mut bo = BayesOpt::new(BoSettings::new(branin_bounds())).unwrap();
+    let mut points = bo.ask(3).unwrap().points;
+    let second = bo.ask(4).unwrap();
+    assert!(second.model.is_none() && second.acquisition_value.is_none());
+    points.extend(second.points);
+    assert_eq!(points.len(), 7);
+    for (i, p) in points.iter().enumerate() {
+        for (v, b) in p.iter().zip(&branin_bounds()) {
+            assert!(b.lo <= *v && *v <= b.hi, "{v}");
+        }
+        assert!(points[..i].iter().all(|o| o != p), "point {i} repeats");
+    }
+    // The same points, in order, as the design's index sequence; another seed moves them.
+    for (i, p) in points.iter().enumerate() {
+        assert_eq!(*p, design_point(&branin_bounds(), i as u32, 0));
+    }
+    assert_ne!(design_point(&branin_bounds(), 0, 1), points[0]);
+    // A stateless caller that tells its two rows gets the design's third point.
+    let mut fresh = BayesOpt::new(BoSettings::new(branin_bounds())).unwrap();
+    fresh.tell(&points[..2], &[1.0, 2.0]).unwrap();
+    assert_eq!(fresh.ask(1).unwrap().points[0], points[2]);
+}
+
+#[test]
+fn tell_names_the_bad_point_and_input() {
+    let mut bo = BayesOpt::new(BoSettings::new(branin_bounds())).unwrap();
+    let ok = vec![0.0, 1.0];
+    assert!(message(bo.tell(&[], &[])).contains("no points"));
+    assert!(message(bo.tell(&[ok.clone()], &[1.0, 2.0])).contains("1 points but 2 values"));
+    let e = message(bo.tell(&[ok.clone(), vec![0.0]], &[1.0, 2.0]));
+    assert!(e.contains("point 2 has 1 coordinates, expected 2 (x1, x2)"), "{e}");
+    let e = message(bo.tell(&[ok.clone(), vec![0.0, 16.0]], &[1.0, 2.0]));
+    assert!(e.contains("point 2, input 'x2': 16 is not inside [0, 15]"), "{e}");
+    let e = message(bo.tell(&[vec![f64::NAN, 1.0]], &[1.0]));
+    assert!(e.contains("point 1, input 'x1': NaN"), "{e}");
+    let e = message(bo.tell(&[ok.clone()], &[f64::INFINITY]));
+    assert!(e.contains("point 1: the value inf is not finite"), "{e}");
+    let e = message(bo.tell_corrupted(&[ok.clone()], &[1.0], &[f64::NAN]));
+    assert!(e.contains("clean value NaN"), "{e}");
+    // Nothing of a refused batch was kept.
+    assert!(bo.x().is_empty() && bo.y().is_empty());
+    bo.tell(&[ok], &[3.0]).unwrap();
+    assert_eq!(bo.y(), &[3.0]);
+}
+
+#[test]
+fn settings_are_checked() {
+    let with = |f: &dyn Fn(&mut BoSettings)| {
+        let mut s = BoSettings::new(branin_bounds());
+        f(&mut s);
+        message(BayesOpt::new(s))
+    };
+    assert!(with(&|s| s.bounds.clear()).contains("at least one bound"));
+    assert!(with(&|s| s.bounds[1].hi = -1.0).contains("'x2' must be finite with lo < hi"));
+    assert!(with(&|s| s.bounds[1].name = "x1".into()).contains("'x1' is bounded more than once"));
+    assert!(with(&|s| s.n_init = 0).contains("n_init"));
+    let e = with(&|s| s.model = "mogp".into());
+    assert!(e.contains("multi-output") && e.contains("gp, rcgp, sgpr"), "{e}");
+    assert!(with(&|s| s.model = "nope".into()).contains("unknown surrogate model 'nope'"));
+    assert_eq!(Method::parse("turbo").unwrap(), Method::Turbo);
+    for m in Method::ALL {
+        assert_eq!(Method::parse(m.name()).unwrap(), m);
+    }
+    assert!(message(Method::parse("eulbo")).contains("standard or turbo"));
+}
+
+#[test]
+fn batches_and_unwired_acquisitions_are_clear_errors_after_the_design() {
+    let mut bo = run_on_branin(Method::Standard, 0);
+    // During the design a batch is fine.
+    let mut fresh = BayesOpt::new(BoSettings::new(branin_bounds())).unwrap();
+    assert_eq!(fresh.ask(5).unwrap().points.len(), 5);
+    assert!(message(bo.ask(0)).contains("q ≥ 1"));
+    let e = message(bo.ask(3));
+    assert!(e.contains("batches need qLogEI (not yet wired)"), "{e}");
+    for a in [SuggestAcquisition::QLogEi, SuggestAcquisition::Ts] {
+        let mut run = bo.clone();
+        run.settings.acquisition = a;
+        let e = message(run.ask(1));
+        assert!(e.contains(&format!("'{}' is not yet wired", a.name())), "{e}");
+    }
+}
+
+#[test]
+fn a_resumed_run_proposes_bit_for_bit_the_same_point() {
+    for method in Method::ALL {
+        let mut bo = run_on_branin(method, 3);
+        let text = bo.to_json().unwrap();
+        let mut resumed = BayesOpt::from_json(&text).unwrap();
+        assert_eq!(resumed, bo);
+        let (a, b) = (bo.ask(1).unwrap(), resumed.ask(1).unwrap());
+        assert_eq!(a.points, b.points, "{method:?}");
+        assert_eq!(
+            a.acquisition_value.unwrap().to_bits(),
+            b.acquisition_value.unwrap().to_bits()
+        );
+        // And the states still agree after the step.
+        assert_eq!(resumed, bo);
+    }
+}
+
+#[test]
+fn corrupted_or_incompatible_states_are_clear_errors() {
+    let bo = run_on_branin(Method::Turbo, 0);
+    let json: serde_json::Value = serde_json::from_str(&bo.to_json().unwrap()).unwrap();
+    let edited = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = json.clone();
+        f(&mut v);
+        message(BayesOpt::from_json(&v.to_string()))
+    };
+    assert!(message(BayesOpt::from_json("{not json")).contains("not valid JSON"));
+    assert!(message(BayesOpt::from_json("[1]")).contains("expected a JSON object"));
+    assert!(edited(&|v| v["format"] = "other".into()).contains("format is \"other\""));
+    assert!(edited(&|v| v["version"] = 99.into()).contains("version 99"));
+    let e = edited(&|v| {
+        v.as_object_mut().unwrap().remove("y");
+    });
+    assert!(e.contains("missing field `y`"), "{e}");
+    assert!(edited(&|v| v["extra"] = 1.into()).contains("unknown field `extra`"));
+    let e = edited(&|v| v["x"][2][1] = 99.0.into());
+    assert!(e.contains("observation 3") && e.contains("'x2': 99"), "{e}");
+    let e = edited(&|v| {
+        v["y"].as_array_mut().unwrap().pop();
+    });
+    assert!(e.contains("6 points but 5 values"), "{e}");
+    assert!(edited(&|v| v["trust_region"] = serde_json::Value::Null).contains("needs a trust region"));
+    assert!(edited(&|v| v["trust_region"]["length"] = (-1.0).into()).contains("side length is -1"));
+    assert!(edited(&|v| v["trust_region"]["dim"] = 3.into()).contains("dimension 3, the box 2"));
+    assert!(edited(&|v| v["settings"]["model"] = "mo-rcgp".into()).contains("multi-output"));
+}
+
+#[test]
+fn turbo_searches_the_region_around_the_incumbent_and_follows_clean_values() {
+    let mut bo = run_on_branin(Method::Turbo, 0);
+    let region = bo.trust_region().unwrap().clone();
+    let best = (0..6).fold(0, |b, i| if bo.y()[i] > bo.y()[b] { i } else { b });
+    let (lower, upper): (Vec<f64>, Vec<f64>) =
+        branin_bounds().iter().map(|b| (b.lo, b.hi)).unzip();
+    let expected = region.bounds(&bo.x()[best], &lower, &upper).unwrap();
+    let p = bo.ask(1).unwrap();
+    let (lo, hi) = p.region.clone().unwrap();
+    assert_eq!((lo.clone(), hi.clone()), expected);
+    // The region is a strict part of the box (side 0.8 of it), and the point lies inside.
+    assert!((0..2).all(|c| hi[c] - lo[c] <= 0.8 * (upper[c] - lower[c]) + 1e-12));
+    assert!((0..2).all(|c| lo[c] <= p.points[0][c] && p.points[0][c] <= hi[c]));
+    // A corrupted value above the best is not a success: the region follows the clean one.
+    let top = bo.y_clean().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    bo.tell_corrupted(&p.points, &[top + 100.0], &[top - 1.0])
+        .unwrap();
+    assert_eq!(bo.trust_region().unwrap().failure_count(), 1);
+    let q = bo.ask(1).unwrap().points;
+    bo.tell(&q, &[top + 10.0]).unwrap();
+    let region = bo.trust_region().unwrap().clone();
+    assert_eq!((region.success_count(), region.failure_count()), (1, 0));
+    // The incumbent is the best value the model sees: the corrupted one.
+    let (lo, hi) = bo.ask(1).unwrap().region.unwrap();
+    let centre = &bo.x()[6];
+    let want = region.bounds(centre, &lower, &upper).unwrap();
+    assert_eq!((lo, hi), want);
+}
+
+#[test]
+fn every_single_output_model_can_be_the_surrogate() {
+    for model in ["rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp"] {
+        let mut settings = BoSettings::new(branin_bounds());
+        settings.model = model.into();
+        settings.n_init = 12;
+        let mut bo = BayesOpt::new(settings).unwrap();
+        let design = bo.ask(12).unwrap().points;
+        let y: Vec<f64> = design.iter().map(|x| branin(x)).collect();
+        bo.tell(&design, &y).unwrap();
+        let p = bo.ask(1).unwrap();
+        assert_eq!(p.model.as_ref().unwrap().model_name(), model);
+        assert!(p.acquisition_value.is_some_and(f64::is_finite), "{model}");
+        for (v, b) in p.points[0].iter().zip(&branin_bounds()) {
+            assert!(b.lo <= *v && *v <= b.hi, "{model}: {v}");
+        }
+    }
+}
+
+#[test]
+fn a_suggest_loop_beats_random_search_on_branin() {
+    // Minimise Branin (the literature's form) from 10 random points: 20 suggest calls against
+    // 20 more random points, on eight seeds.
+    let bounds = branin_bounds();
+    let f = |x: &[f64]| -branin(x);
+    let f_min = -Problem::Branin.optimum();
+    let mut wins = 0;
+    for seed in 0..8u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let random: Vec<Vec<f64>> = (0..30)
+            .map(|_| bounds.iter().map(|b| rng.random_range(b.lo..b.hi)).collect())
+            .collect();
+        let random_regret = random.iter().map(|x| f(x)).fold(f64::INFINITY, f64::min) - f_min;
+        let mut xs = random[..10].to_vec();
+        let options = SuggestOptions {
+            minimize: true,
+            seed: seed as u32,
+            ..SuggestOptions::default()
+        };
+        for _ in 0..20 {
+            let data = Dataset {
+                input_names: vec!["x1".into(), "x2".into()],
+                target_names: vec!["y".into()],
+                x: Mat::from_fn(xs.len(), 2, |i, c| xs[i][c]),
+                y: Mat::from_fn(xs.len(), 1, |i, _| f(&xs[i])),
+            };
+            xs.push(suggest(&bounds, Some(&data), &options).unwrap().x);
+        }
+        let bo_regret = xs.iter().map(|x| f(x)).fold(f64::INFINITY, f64::min) - f_min;
+        // A real margin: a tenth of random search's regret.
+        if bo_regret < 0.1 * random_regret {
+            wins += 1;
+        }
+    }
+    assert!(wins >= 7, "suggest won {wins} of 8 seeds");
+}
