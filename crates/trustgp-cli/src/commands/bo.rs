@@ -140,7 +140,16 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
                 let standardised: Vec<f64> =
                     clean.iter().map(|y| (y - sc.mean) / sc.std).collect();
                 let c = o.corrupt(&standardised, sc.sigma_bar, u64::from(a.seed), done as u64)?;
-                let observed = c.y.iter().map(|v| sc.mean + sc.std * v).collect();
+                // Values that are not outliers stay exactly the clean ones.
+                let observed = (0..q)
+                    .map(|k| {
+                        if c.is_outlier[k] {
+                            sc.mean + sc.std * c.y[k]
+                        } else {
+                            clean[k]
+                        }
+                    })
+                    .collect();
                 scale = Some(sc);
                 (observed, c.is_outlier)
             }
