@@ -19,7 +19,16 @@ fn run(name: &str, extra: &[&str]) -> (Value, Vec<Value>) {
 fn run_seeded(name: &str, seed: &str, extra: &[&str]) -> (Value, Vec<Value>) {
     let out = scratch(name).join("run.jsonl").display().to_string();
     let mut args = vec![
-        "bo", "--problem", "branin", "--budget", "12", "--init", "6", "--seed", seed, "--out",
+        "bo",
+        "--problem",
+        "branin",
+        "--budget",
+        "12",
+        "--init",
+        "6",
+        "--seed",
+        seed,
+        "--out",
         &out,
     ];
     args.extend_from_slice(extra);
@@ -65,7 +74,10 @@ fn every_evaluation_is_a_line_and_the_best_never_decreases() {
         let x = l["x"].as_array().unwrap();
         let x1 = x[0].as_f64().unwrap();
         let x2 = x[1].as_f64().unwrap();
-        assert!((-5.0..=10.0).contains(&x1) && (0.0..=15.0).contains(&x2), "{l}");
+        assert!(
+            (-5.0..=10.0).contains(&x1) && (0.0..=15.0).contains(&x2),
+            "{l}"
+        );
     }
     assert_eq!(summary["best"].as_f64().unwrap(), best);
     assert_eq!(summary["settings"]["model"], "gp");
@@ -78,12 +90,18 @@ fn every_evaluation_is_a_line_and_the_best_never_decreases() {
 
 #[test]
 fn outliers_corrupt_what_the_model_sees_only() {
-    let (summary, lines) = run("outliers", &["--outliers", "asymmetric:0.5", "--method", "turbo"]);
+    let (summary, lines) = run(
+        "outliers",
+        &["--outliers", "asymmetric:0.5", "--method", "turbo"],
+    );
     let flagged: Vec<&Value> = lines.iter().filter(|l| l["is_outlier"] == true).collect();
     assert!(!flagged.is_empty());
     assert_eq!(summary["outliers"], flagged.len());
     for l in &lines {
-        let (obs, clean) = (l["y_observed"].as_f64().unwrap(), l["y_clean"].as_f64().unwrap());
+        let (obs, clean) = (
+            l["y_observed"].as_f64().unwrap(),
+            l["y_clean"].as_f64().unwrap(),
+        );
         if l["is_outlier"] == true {
             assert!(obs > clean, "{l}");
         } else {
@@ -114,8 +132,26 @@ fn the_plot_is_svg_and_bad_flags_are_errors() {
     assert!(e.contains("unknown problem"), "{e}");
     let e = error(&["bo", "--problem", "branin", "--budget", "5", "--init", "6"]);
     assert!(e.contains("--init 6 exceeds --budget 5"), "{e}");
-    let e = error(&["bo", "--problem", "branin", "--budget", "8", "--init", "4", "--batch", "2"]);
+    let e = error(&[
+        "bo",
+        "--problem",
+        "branin",
+        "--budget",
+        "8",
+        "--init",
+        "4",
+        "--batch",
+        "2",
+    ]);
     assert!(e.contains("batches need qLogEI"), "{e}");
-    let e = error(&["bo", "--problem", "branin", "--budget", "5", "--outliers", "half:0.2"]);
+    let e = error(&[
+        "bo",
+        "--problem",
+        "branin",
+        "--budget",
+        "5",
+        "--outliers",
+        "half:0.2",
+    ]);
     assert!(e.contains("bad outlier spec"), "{e}");
 }

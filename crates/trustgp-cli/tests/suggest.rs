@@ -157,14 +157,19 @@ fn batches_unwired_acquisitions_and_bad_flags_are_clear_errors() {
     // A row outside the box names its row and input.
     let outside = write(&dir, "o.csv", "x,y\n0.5,1\n1.5,2\n");
     let e = error(&suggest_args(&["--data", &outside, "--target", "y"]));
-    assert!(e.contains("point 2, input 'x': 1.5 is not inside [0, 1]"), "{e}");
+    assert!(
+        e.contains("point 2, input 'x': 1.5 is not inside [0, 1]"),
+        "{e}"
+    );
     // In the initial design a batch is fine, and --out holds one row per point.
     let out = dir.join("next.csv").display().to_string();
     let v = json(&trustgp(&suggest_args(&["--batch", "3", "--out", &out])));
     assert_eq!(v["points"].as_array().unwrap().len(), 3);
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 4);
     // Another surrogate fits and says so.
-    let v = json(&trustgp(&suggest_args(&[&d[..], &["--model", "rcgp"]].concat())));
+    let v = json(&trustgp(&suggest_args(
+        &[&d[..], &["--model", "rcgp"]].concat(),
+    )));
     assert_eq!(v["model"]["model"], "rcgp");
 }
 
@@ -203,20 +208,41 @@ fn a_state_file_is_created_reused_and_checked() {
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(stored["x"].as_array().unwrap().len(), 3);
     // Other settings than the state's are refused, naming them.
-    let e = error(&suggest_args(&[&with_data[..], &["--model", "rcgp"]].concat()));
-    assert!(e.contains("other --model") && e.contains("start a new state"), "{e}");
+    let e = error(&suggest_args(
+        &[&with_data[..], &["--model", "rcgp"]].concat(),
+    ));
+    assert!(
+        e.contains("other --model") && e.contains("start a new state"),
+        "{e}"
+    );
     // A changed row the state has seen is refused.
     let mut edited: Vec<String> = rows.lines().map(String::from).collect();
     edited[1] = format!("{},{}", seen[0], f(seen[0]) + 1.0);
     let changed = write(&dir, "c.csv", &(edited.join("\n") + "\n"));
-    let e = error(&suggest_args(&[&base[..], &["--data", &changed, "--target", "y"]].concat()));
+    let e = error(&suggest_args(
+        &[&base[..], &["--data", &changed, "--target", "y"]].concat(),
+    ));
     assert!(e.contains("differs from the state's observation"), "{e}");
     let fewer = write(&dir, "f.csv", "x,y\n0.5,1\n");
-    let e = error(&suggest_args(&[&base[..], &["--data", &fewer, "--target", "y"]].concat()));
-    assert!(e.contains("has 1 rows but the state has already seen 3"), "{e}");
+    let e = error(&suggest_args(
+        &[&base[..], &["--data", &fewer, "--target", "y"]].concat(),
+    ));
+    assert!(
+        e.contains("has 1 rows but the state has already seen 3"),
+        "{e}"
+    );
     // A corrupted state file is one clear error, and the file is left alone.
-    let broken = write(&dir, "broken.json", "{\"format\": \"trustgp-bayes-opt\", \"version\"");
+    let broken = write(
+        &dir,
+        "broken.json",
+        "{\"format\": \"trustgp-bayes-opt\", \"version\"",
+    );
     let e = error(&suggest_args(&["--state", &broken]));
-    assert!(e.contains("broken.json") && e.contains("not valid JSON"), "{e}");
-    assert!(std::fs::read_to_string(&broken).unwrap().ends_with("\"version\""));
+    assert!(
+        e.contains("broken.json") && e.contains("not valid JSON"),
+        "{e}"
+    );
+    assert!(std::fs::read_to_string(&broken)
+        .unwrap()
+        .ends_with("\"version\""));
 }

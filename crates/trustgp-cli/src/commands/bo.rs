@@ -33,16 +33,21 @@ struct Scale {
 fn mean_std(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
-    (mean, (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt())
+    (
+        mean,
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt(),
+    )
 }
 
 impl Scale {
     fn of(design: &[f64]) -> Result<Scale, CliError> {
         let (mean, std) = mean_std(design);
         if !(std > 0.0 && std.is_finite()) {
-            return Err("--outliers: the initial design's values do not vary, so outlier \
+            return Err(
+                "--outliers: the initial design's values do not vary, so outlier \
                         shifts have no scale; use a larger --init"
-                .into());
+                    .into(),
+            );
         }
         let standardised: Vec<f64> = design.iter().map(|y| (y - mean) / std).collect();
         Ok(Scale {
@@ -137,8 +142,7 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
                     Some(sc) => sc,
                     None => Scale::of(&clean)?,
                 };
-                let standardised: Vec<f64> =
-                    clean.iter().map(|y| (y - sc.mean) / sc.std).collect();
+                let standardised: Vec<f64> = clean.iter().map(|y| (y - sc.mean) / sc.std).collect();
                 let c = o.corrupt(&standardised, sc.sigma_bar, u64::from(a.seed), done as u64)?;
                 // Values that are not outliers stay exactly the clean ones.
                 let observed = (0..q)
@@ -185,7 +189,12 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
     }
     let s = run.settings();
     if let Some(path) = &a.plot {
-        let label = format!("{} + {} ({})", s.model, s.acquisition.name(), s.method.name());
+        let label = format!(
+            "{} + {} ({})",
+            s.model,
+            s.acquisition.name(),
+            s.method.name()
+        );
         let svg = line_plot(
             &format!("{problem}: best clean value"),
             "evaluations",

@@ -54,9 +54,11 @@ fn settings(a: &SuggestArgs) -> Result<BoSettings, CliError> {
     s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
     s.method = Method::parse(&a.method)?;
     if s.method == Method::Turbo && a.state.is_none() {
-        return Err("--method turbo keeps its trust region between calls in --state; \
+        return Err(
+            "--method turbo keeps its trust region between calls in --state; \
                     give --state FILE"
-            .into());
+                .into(),
+        );
     }
     if let Some(t) = &a.target {
         s.target.clone_from(t);
@@ -141,11 +143,24 @@ fn tell_new_rows(
 
 /// The proposal's JSON object (without the timing).
 fn report(run: &BayesOpt, p: &Proposal) -> Result<Map<String, Value>, CliError> {
-    let names: Vec<&str> = run.settings().bounds.iter().map(|b| b.name.as_str()).collect();
+    let names: Vec<&str> = run
+        .settings()
+        .bounds
+        .iter()
+        .map(|b| b.name.as_str())
+        .collect();
     let points: Vec<Value> = p
         .points
         .iter()
-        .map(|x| Value::Object(names.iter().map(|n| n.to_string()).zip(x.iter().map(|v| json!(v))).collect()))
+        .map(|x| {
+            Value::Object(
+                names
+                    .iter()
+                    .map(|n| n.to_string())
+                    .zip(x.iter().map(|v| json!(v)))
+                    .collect(),
+            )
+        })
         .collect();
     let acquisition = match p.acquisition_value {
         Some(v) => {

@@ -159,7 +159,11 @@ pub fn line_plot(
         let at = |k: usize| sx(k as f64 + 1.0);
         if series.runs.len() > 1 {
             let upper = st.iter().enumerate().map(|(k, &(m, d))| (at(k), sy(m + d)));
-            let lower = st.iter().enumerate().rev().map(|(k, &(m, d))| (at(k), sy(m - d)));
+            let lower = st
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(k, &(m, d))| (at(k), sy(m - d)));
             let _ = writeln!(
                 s,
                 r#"<polygon points="{}" fill="{colour}" fill-opacity="0.18" stroke="none"/>"#,

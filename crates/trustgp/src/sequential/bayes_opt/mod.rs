@@ -436,7 +436,12 @@ impl BayesOpt {
         let (n, d) = (self.x.len(), self.settings.bounds.len());
         let sign = self.sign();
         Dataset {
-            input_names: self.settings.bounds.iter().map(|b| b.name.clone()).collect(),
+            input_names: self
+                .settings
+                .bounds
+                .iter()
+                .map(|b| b.name.clone())
+                .collect(),
             target_names: vec![self.settings.target.clone()],
             x: Mat::from_fn(n, d, |i, c| self.x[i][c]),
             y: Mat::from_fn(n, 1, |i, _| sign * self.y[i]),

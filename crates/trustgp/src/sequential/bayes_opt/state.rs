@@ -86,8 +86,12 @@ impl BayesOpt {
             )));
         }
         for (i, row) in self.x.iter().enumerate() {
-            self.check_batch(std::slice::from_ref(row), &self.y[i..=i], &self.y_clean[i..=i])
-                .map_err(|e| invalid(format!("observation {}: {e}", i + 1)))?;
+            self.check_batch(
+                std::slice::from_ref(row),
+                &self.y[i..=i],
+                &self.y_clean[i..=i],
+            )
+            .map_err(|e| invalid(format!("observation {}: {e}", i + 1)))?;
         }
         Ok(())
     }

@@ -72,16 +72,24 @@ fn tell_names_the_bad_point_and_input() {
     let mut bo = BayesOpt::new(BoSettings::new(branin_bounds())).unwrap();
     let ok = vec![0.0, 1.0];
     assert!(message(bo.tell(&[], &[])).contains("no points"));
-    assert!(message(bo.tell(&[ok.clone()], &[1.0, 2.0])).contains("1 points but 2 values"));
+    assert!(
+        message(bo.tell(std::slice::from_ref(&ok), &[1.0, 2.0])).contains("1 points but 2 values")
+    );
     let e = message(bo.tell(&[ok.clone(), vec![0.0]], &[1.0, 2.0]));
-    assert!(e.contains("point 2 has 1 coordinates, expected 2 (x1, x2)"), "{e}");
+    assert!(
+        e.contains("point 2 has 1 coordinates, expected 2 (x1, x2)"),
+        "{e}"
+    );
     let e = message(bo.tell(&[ok.clone(), vec![0.0, 16.0]], &[1.0, 2.0]));
-    assert!(e.contains("point 2, input 'x2': 16 is not inside [0, 15]"), "{e}");
+    assert!(
+        e.contains("point 2, input 'x2': 16 is not inside [0, 15]"),
+        "{e}"
+    );
     let e = message(bo.tell(&[vec![f64::NAN, 1.0]], &[1.0]));
     assert!(e.contains("point 1, input 'x1': NaN"), "{e}");
-    let e = message(bo.tell(&[ok.clone()], &[f64::INFINITY]));
+    let e = message(bo.tell(std::slice::from_ref(&ok), &[f64::INFINITY]));
     assert!(e.contains("point 1: the value inf is not finite"), "{e}");
-    let e = message(bo.tell_corrupted(&[ok.clone()], &[1.0], &[f64::NAN]));
+    let e = message(bo.tell_corrupted(std::slice::from_ref(&ok), &[1.0], &[f64::NAN]));
     assert!(e.contains("clean value NaN"), "{e}");
     // Nothing of a refused batch was kept.
     assert!(bo.x().is_empty() && bo.y().is_empty());
@@ -101,7 +109,10 @@ fn settings_are_checked() {
     assert!(with(&|s| s.bounds[1].name = "x1".into()).contains("'x1' is bounded more than once"));
     assert!(with(&|s| s.n_init = 0).contains("n_init"));
     let e = with(&|s| s.model = "mogp".into());
-    assert!(e.contains("multi-output") && e.contains("gp, rcgp, sgpr"), "{e}");
+    assert!(
+        e.contains("multi-output") && e.contains("gp, rcgp, sgpr"),
+        "{e}"
+    );
     assert!(with(&|s| s.model = "nope".into()).contains("unknown surrogate model 'nope'"));
     assert_eq!(Method::parse("turbo").unwrap(), Method::Turbo);
     for m in Method::ALL {
@@ -123,7 +134,10 @@ fn batches_and_unwired_acquisitions_are_clear_errors_after_the_design() {
         let mut run = bo.clone();
         run.settings.acquisition = a;
         let e = message(run.ask(1));
-        assert!(e.contains(&format!("'{}' is not yet wired", a.name())), "{e}");
+        assert!(
+            e.contains(&format!("'{}' is not yet wired", a.name())),
+            "{e}"
+        );
     }
 }
 
@@ -169,7 +183,9 @@ fn corrupted_or_incompatible_states_are_clear_errors() {
         v["y"].as_array_mut().unwrap().pop();
     });
     assert!(e.contains("6 points but 5 values"), "{e}");
-    assert!(edited(&|v| v["trust_region"] = serde_json::Value::Null).contains("needs a trust region"));
+    assert!(
+        edited(&|v| v["trust_region"] = serde_json::Value::Null).contains("needs a trust region")
+    );
     assert!(edited(&|v| v["trust_region"]["length"] = (-1.0).into()).contains("side length is -1"));
     assert!(edited(&|v| v["trust_region"]["dim"] = 3.into()).contains("dimension 3, the box 2"));
     assert!(edited(&|v| v["settings"]["model"] = "mo-rcgp".into()).contains("multi-output"));
@@ -180,8 +196,7 @@ fn turbo_searches_the_region_around_the_incumbent_and_follows_clean_values() {
     let mut bo = run_on_branin(Method::Turbo, 0);
     let region = bo.trust_region().unwrap().clone();
     let best = (0..6).fold(0, |b, i| if bo.y()[i] > bo.y()[b] { i } else { b });
-    let (lower, upper): (Vec<f64>, Vec<f64>) =
-        branin_bounds().iter().map(|b| (b.lo, b.hi)).unzip();
+    let (lower, upper): (Vec<f64>, Vec<f64>) = branin_bounds().iter().map(|b| (b.lo, b.hi)).unzip();
     let expected = region.bounds(&bo.x()[best], &lower, &upper).unwrap();
     let p = bo.ask(1).unwrap();
     let (lo, hi) = p.region.clone().unwrap();
@@ -190,7 +205,11 @@ fn turbo_searches_the_region_around_the_incumbent_and_follows_clean_values() {
     assert!((0..2).all(|c| hi[c] - lo[c] <= 0.8 * (upper[c] - lower[c]) + 1e-12));
     assert!((0..2).all(|c| lo[c] <= p.points[0][c] && p.points[0][c] <= hi[c]));
     // A corrupted value above the best is not a success: the region follows the clean one.
-    let top = bo.y_clean().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let top = bo
+        .y_clean()
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
     bo.tell_corrupted(&p.points, &[top + 100.0], &[top - 1.0])
         .unwrap();
     assert_eq!(bo.trust_region().unwrap().failure_count(), 1);
@@ -235,7 +254,12 @@ fn a_suggest_loop_beats_random_search_on_branin() {
     for seed in 0..8u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let random: Vec<Vec<f64>> = (0..30)
-            .map(|_| bounds.iter().map(|b| rng.random_range(b.lo..b.hi)).collect())
+            .map(|_| {
+                bounds
+                    .iter()
+                    .map(|b| rng.random_range(b.lo..b.hi))
+                    .collect()
+            })
             .collect();
         let random_regret = random.iter().map(|x| f(x)).fold(f64::INFINITY, f64::min) - f_min;
         let mut xs = random[..10].to_vec();
