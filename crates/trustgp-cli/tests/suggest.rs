@@ -231,6 +231,11 @@ fn a_state_file_is_created_reused_and_checked() {
         e.contains("has 1 rows but the state has already seen 3"),
         "{e}"
     );
+    let e = error(&suggest_args(&base));
+    assert!(
+        e.contains("--data (not given) has 0 rows but the state has already seen 3"),
+        "{e}"
+    );
     // A corrupted state file is one clear error, and the file is left alone.
     let broken = write(
         &dir,

@@ -105,23 +105,22 @@ fn tell_new_rows(
     run: &mut BayesOpt,
     x: &[Vec<f64>],
     y: &[f64],
-    data: &Path,
+    data: Option<&Path>,
 ) -> Result<(), CliError> {
+    let data = data.map_or("--data (not given)".into(), |p| p.display().to_string());
     let seen = run.x().len();
     if x.len() < seen {
         return Err(format!(
-            "{} has {} rows but the state has already seen {seen}: the state's rows must be \
+            "{data} has {} rows but the state has already seen {seen}: the state's rows must be \
              the first rows of --data",
-            data.display(),
             x.len()
         )
         .into());
     }
     if let Some(i) = (0..seen).find(|&i| run.x()[i] != x[i] || run.y()[i] != y[i]) {
         return Err(format!(
-            "{}: row {} differs from the state's observation {}: the state's rows must be the \
-             first rows of --data, unchanged",
-            data.display(),
+            "{data}: row {} differs from the state's observation {}: the state's rows must be \
+             the first rows of --data, unchanged",
             i + 1,
             i + 1
         )
@@ -130,8 +129,7 @@ fn tell_new_rows(
     if x.len() > seen {
         run.tell(&x[seen..], &y[seen..]).map_err(|e| {
             format!(
-                "{} rows {}–{} (point 1 is row {}): {e}",
-                data.display(),
+                "{data} rows {}–{} (point 1 is row {}): {e}",
                 seen + 1,
                 x.len(),
                 seen + 1
@@ -196,12 +194,14 @@ pub fn run(a: &SuggestArgs) -> Result<(), CliError> {
         Some(path) if path.exists() => resume(path, &settings)?,
         _ => BayesOpt::new(settings)?,
     };
-    if let (Some(path), Some(target)) = (&a.data, &a.target) {
-        if let Some(data) = evaluated(path, target, &names)? {
-            let (x, y) = rows(&data, path)?;
-            tell_new_rows(&mut run, &x, &y, path)?;
-        }
-    }
+    let (x, y) = match (&a.data, &a.target) {
+        (Some(path), Some(target)) => match evaluated(path, target, &names)? {
+            Some(data) => rows(&data, path)?,
+            None => (Vec::new(), Vec::new()),
+        },
+        _ => (Vec::new(), Vec::new()),
+    };
+    tell_new_rows(&mut run, &x, &y, a.data.as_deref())?;
     let proposal = run.ask(a.batch)?;
     let mut out = report(&run, &proposal)?;
     if let Some(path) = &a.out {

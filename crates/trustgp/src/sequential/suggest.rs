@@ -166,8 +166,8 @@ pub struct Suggestion {
 ///
 /// # Errors
 /// [`ModelError::Invalid`] for no bounds, a bound with non-finite ends or `lo ≥ hi`, data whose
-/// inputs differ from the bounds' names, more than one target or a missing target value;
-/// otherwise the errors of the fit and of [`maximize`].
+/// inputs differ from the bounds' names, more than one target, a missing target value or a row
+/// outside the box; otherwise the errors of [`BayesOpt::tell`] and [`BayesOpt::ask`].
 pub fn suggest(
     bounds: &[Bound],
     data: Option<&Dataset>,

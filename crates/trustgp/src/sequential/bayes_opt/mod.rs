@@ -240,7 +240,11 @@ impl BayesOpt {
         y: &[f64],
         y_clean: &[f64],
     ) -> Result<(), ModelError> {
-        self.check_batch(x, y, y_clean)?;
+        if x.is_empty() {
+            return Err(ModelError::Invalid("tell: the batch has no points".into()));
+        }
+        self.check_points(x, y, y_clean, "point")
+            .map_err(|e| ModelError::Invalid(format!("tell: {e}")))?;
         let sign = self.sign();
         if let Some(region) = self.trust_region.as_mut() {
             // The initial design does not move the region; later batches are judged against
@@ -266,14 +270,17 @@ impl BayesOpt {
         Ok(())
     }
 
-    /// Checks a batch against the box (see [`BayesOpt::tell`]).
-    fn check_batch(&self, x: &[Vec<f64>], y: &[f64], y_clean: &[f64]) -> Result<(), ModelError> {
-        let invalid = |msg: String| Err(ModelError::Invalid(format!("tell: {msg}")));
-        if x.is_empty() {
-            return invalid("the batch has no points".into());
-        }
+    /// Checks points and values against the box (see [`BayesOpt::tell`]); the message
+    /// calls the `i`-th point `{noun} i` (1-based).
+    fn check_points(
+        &self,
+        x: &[Vec<f64>],
+        y: &[f64],
+        y_clean: &[f64],
+        noun: &str,
+    ) -> Result<(), String> {
         if y.len() != x.len() || y_clean.len() != x.len() {
-            return invalid(format!(
+            return Err(format!(
                 "{} points but {} values and {} clean values",
                 x.len(),
                 y.len(),
@@ -282,11 +289,11 @@ impl BayesOpt {
         }
         let bounds = &self.settings.bounds;
         for (i, row) in x.iter().enumerate() {
+            let at = format!("{noun} {}", i + 1);
             if row.len() != bounds.len() {
                 let names: Vec<&str> = bounds.iter().map(|b| b.name.as_str()).collect();
-                return invalid(format!(
-                    "point {} has {} coordinates, expected {} ({})",
-                    i + 1,
+                return Err(format!(
+                    "{at} has {} coordinates, expected {} ({})",
                     row.len(),
                     bounds.len(),
                     names.join(", ")
@@ -295,18 +302,15 @@ impl BayesOpt {
             for (v, b) in row.iter().zip(bounds) {
                 // Written so that NaN fails.
                 if !(b.lo <= *v && *v <= b.hi) {
-                    return invalid(format!(
-                        "point {}, input '{}': {v} is not inside [{}, {}]",
-                        i + 1,
-                        b.name,
-                        b.lo,
-                        b.hi
+                    return Err(format!(
+                        "{at}, input '{}': {v} is not inside [{}, {}]",
+                        b.name, b.lo, b.hi
                     ));
                 }
             }
             for (what, v) in [("value", y[i]), ("clean value", y_clean[i])] {
                 if !v.is_finite() {
-                    return invalid(format!("point {}: the {what} {v} is not finite", i + 1));
+                    return Err(format!("{at}: the {what} {v} is not finite"));
                 }
             }
         }

@@ -77,23 +77,8 @@ impl BayesOpt {
 
     /// The observations have one point and two finite values each, every point inside the box.
     fn check_observations(&self) -> Result<(), ModelError> {
-        if self.y.len() != self.x.len() || self.y_clean.len() != self.x.len() {
-            return Err(invalid(format!(
-                "{} points but {} values and {} clean values",
-                self.x.len(),
-                self.y.len(),
-                self.y_clean.len()
-            )));
-        }
-        for (i, row) in self.x.iter().enumerate() {
-            self.check_batch(
-                std::slice::from_ref(row),
-                &self.y[i..=i],
-                &self.y_clean[i..=i],
-            )
-            .map_err(|e| invalid(format!("observation {}: {e}", i + 1)))?;
-        }
-        Ok(())
+        self.check_points(&self.x, &self.y, &self.y_clean, "observation")
+            .map_err(invalid)
     }
 
     /// A trust region exactly for [`Method::Turbo`], of the box's dimension, with a side

@@ -188,3 +188,15 @@ fn minimize_finds_the_minimiser() {
     let gap = closest_after_loop(&opts, |x| (x - 0.7) * (x - 0.7), 0.7);
     assert!(gap < 0.05, "closest {gap}");
 }
+
+#[test]
+fn rows_outside_the_box_are_refused_naming_row_and_input() {
+    let data = rows(&[0.2, 1.5], |x| x);
+    let e = suggest(&[unit("x")], Some(&data), &SuggestOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("point 2, input 'x': 1.5 is not inside [0, 1]"),
+        "{e}"
+    );
+}
