@@ -330,27 +330,47 @@ impl BayesOpt {
         if self.y.len() < self.settings.n_init {
             return self.design(q);
         }
+        // The one match on the method: where and how the surrogate proposes.
+        let proposal = match self.settings.method {
+            Method::Standard => self.surrogate_proposal(q, None)?,
+            Method::Turbo => {
+                let region = self.trust_region_box()?;
+                self.surrogate_proposal(q, Some(region))?
+            }
+        };
+        self.model_asks = self.model_asks.wrapping_add(1);
+        Ok(proposal)
+    }
+
+    /// The box's `(lower, upper)` ends.
+    fn box_ends(&self) -> (Vec<f64>, Vec<f64>) {
+        self.settings.bounds.iter().map(|b| (b.lo, b.hi)).unzip()
+    }
+
+    /// TuRBO's region around the incumbent, `(lower, upper)` in the box's units.
+    fn trust_region_box(&self) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
+        let region = self
+            .trust_region
+            .as_ref()
+            .ok_or_else(|| ModelError::Invalid("method turbo has no trust region".into()))?;
+        let (lower, upper) = self.box_ends();
+        region
+            .bounds(&self.x[self.incumbent()], &lower, &upper)
+            .map_err(|e| ModelError::Invalid(e.to_string()))
+    }
+
+    /// The surrogate, fitted to every observation, proposes `q` points of `region` (default:
+    /// the whole box): the box is mapped into the model's standardised input units, the
+    /// acquisition maximised there by [`propose`], and the points mapped back.
+    fn surrogate_proposal(
+        &self,
+        q: usize,
+        region: Option<(Vec<f64>, Vec<f64>)>,
+    ) -> Result<Proposal, ModelError> {
         let data = self.surrogate_data();
         let model = fit_surrogate(&self.settings.model, u64::from(self.settings.seed), &data)?;
         let posterior = latent_posterior(&model)?;
-        let (lower, upper): (Vec<f64>, Vec<f64>) =
-            self.settings.bounds.iter().map(|b| (b.lo, b.hi)).unzip();
-        // The one place where the methods differ in where they search.
-        let region = match self.settings.method {
-            Method::Standard => None,
-            Method::Turbo => {
-                let region = self.trust_region.as_ref().ok_or_else(|| {
-                    ModelError::Invalid("method turbo has no trust region".into())
-                })?;
-                let centre = &self.x[self.incumbent()];
-                Some(
-                    region
-                        .bounds(centre, &lower, &upper)
-                        .map_err(|e| ModelError::Invalid(e.to_string()))?,
-                )
-            }
-        };
-        let (lo, hi) = region.clone().unwrap_or((lower, upper));
+        let (lo, hi) = region.clone().unwrap_or_else(|| self.box_ends());
         let st = &model.standardizer;
         let unit: Vec<(f64, f64)> = (0..lo.len())
             .map(|c| {
@@ -379,7 +399,6 @@ impl BayesOpt {
                     .collect()
             })
             .collect();
-        self.model_asks = self.model_asks.wrapping_add(1);
         Ok(Proposal {
             points,
             acquisition_value: Some(proposed.value),
