@@ -288,3 +288,19 @@ fn a_suggest_loop_beats_random_search_on_branin() {
     }
     assert!(wins >= 7, "suggest won {wins} of 8 seeds");
 }
+
+#[test]
+fn a_collapsed_trust_region_restarts_after_tell() {
+    let mut bo = run_on_branin(Method::Turbo, 0);
+    // Six halvings (0.8 → 0.0125) and 31 more failures: the next failure halves L below
+    // L_min = 0.5⁷, and tell restarts the region.
+    let region = bo.trust_region.as_mut().unwrap();
+    for _ in 0..(6 * 32 + 31) {
+        region.update(false);
+    }
+    assert_eq!((region.length(), region.failure_count()), (0.0125, 31));
+    let p = bo.ask(1).unwrap().points;
+    let worst = bo.y_clean().iter().copied().fold(f64::INFINITY, f64::min);
+    bo.tell(&p, &[worst]).unwrap();
+    assert_eq!(bo.trust_region(), Some(&TrustRegion::new(2).unwrap()));
+}
