@@ -1,6 +1,6 @@
 //! `experiments rcagp-uci`: Table 1 and Tables S1–S2 of the RCaGP paper (Boston, Energy,
-//! Yacht, Parkinsons; SVGP, CaGP, RCSVGP, RCaGP and Student-t SVGP under asymmetric, uniform,
-//! focused or no outliers).
+//! Yacht, Parkinsons; SVGP, CaGP, RCSVGP, RCaGP, Student-t SVGP and SGPR with relevance pursuit
+//! (RRP) under asymmetric, uniform, focused or no outliers).
 //!
 //! Protocol (RCaGP spec §5.2): 20 random 80/20 splits (seeds 0…19); inputs z-scored with the
 //! statistics of all rows, targets with those of the clean full target column; 10% of the
@@ -34,7 +34,7 @@ pub struct Args {
     /// Outlier scenarios: asymmetric, none, uniform, focused.
     #[arg(long, value_delimiter = ',', default_value = "asymmetric,none")]
     scenarios: Vec<String>,
-    /// Models: svgp, cagp, rcsvgp, rcagp, student-t.
+    /// Models: svgp, cagp, rcsvgp, rcagp, student-t, rrp.
     #[arg(
         long,
         value_delimiter = ',',

@@ -248,10 +248,13 @@ mod tests {
         let mut remaining: Vec<usize> = (0..10).collect();
         for (step, &pick) in sel.indices.iter().enumerate() {
             // The first of equal diagonals (a stationary kernel ties them all at step 0).
-            let best = remaining
-                .iter()
-                .copied()
-                .fold(remaining[0], |a, b| if s[(b, b)] > s[(a, a)] { b } else { a });
+            let best = remaining.iter().copied().fold(remaining[0], |a, b| {
+                if s[(b, b)] > s[(a, a)] {
+                    b
+                } else {
+                    a
+                }
+            });
             assert_eq!(pick, best, "step {step}");
             assert!((sel.residuals[step] - s[(best, best)]).abs() < 1e-12);
             let piv = s[(best, best)];

@@ -83,6 +83,14 @@ impl Default for RrpConfig {
     }
 }
 
+impl RrpConfig {
+    /// The most rounds of the greedy loop: the empty support, then one per `κ` points added
+    /// until `|S|` reaches `⌊max_support · n⌋` (for large `n`; fewer when candidates run out).
+    pub fn max_rounds(&self) -> usize {
+        1 + (self.max_support / self.expansion).ceil() as usize
+    }
+}
+
 /// One round of the greedy loop: the support size it optimised and the bound it reached.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PursuitRound {

@@ -71,9 +71,7 @@ impl Problem<'_> {
         let grad = core.grad.map(|g| {
             // ∂(G + κ)/∂log P_j: κ_j = ½ log P_j − ½ log 2π.
             let log_p_bar: Vec<f64> = g.log_p.iter().map(|v| v + 0.5).collect();
-            let d_noise: f64 = (0..rho.len())
-                .map(|j| -log_p_bar[j] * noise * p[j])
-                .sum();
+            let d_noise: f64 = (0..rho.len()).map(|j| -log_p_bar[j] * noise * p[j]).sum();
             let d_prior: Vec<f64> = g.t.iter().map(|v| -v).collect();
             let mut out = g.kernel;
             out.push(d_noise);

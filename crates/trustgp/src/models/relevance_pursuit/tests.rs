@@ -37,13 +37,21 @@ fn mean() -> Mean {
 
 /// Inducing inputs between the data points (not at them, so that `δ_j > 0`).
 fn inducing(m: usize) -> Mat<f64> {
-    Mat::from_fn(m, 2, |i, c| 0.1 + 2.8 * ((i * 3 + c * 5) % m) as f64 / m as f64)
+    Mat::from_fn(m, 2, |i, c| {
+        0.1 + 2.8 * ((i * 3 + c * 5) % m) as f64 / m as f64
+    })
 }
 
 /// A sparse ρ with a few positive entries.
 fn sparse_rho(n: usize) -> Vec<f64> {
     (0..n)
-        .map(|j| if j % 7 == 3 { 0.3 + 0.2 * j as f64 } else { 0.0 })
+        .map(|j| {
+            if j % 7 == 3 {
+                0.3 + 0.2 * j as f64
+            } else {
+                0.0
+            }
+        })
         .collect()
 }
 
@@ -122,8 +130,7 @@ fn the_bound_matches_the_dense_formula() {
     let trace: f64 = (0..25)
         .map(|j| (k[(j, j)] - q[(j, j)]) / (g.noise() + g.rho()[j]))
         .sum();
-    let want =
-        -0.5 * (25.0 * (2.0 * std::f64::consts::PI).ln() + chol.log_det() + quad + trace);
+    let want = -0.5 * (25.0 * (2.0 * std::f64::consts::PI).ln() + chol.log_det() + quad + trace);
     // The reference inverts K_uu explicitly (condition number ≈ 10⁶ here), which costs about
     // 10⁻¹⁰ relative accuracy.
     assert_close(g.bound(), want, 1e-9, "bound");
@@ -200,7 +207,10 @@ fn the_one_dimensional_objective_is_the_bound_along_one_rho() {
         for r in [0.0, 0.01, 0.4, 3.0, 25.0] {
             let lhs = at(r) - at(0.0);
             let rhs = 0.5 * (f(r) - f(0.0));
-            assert!((lhs - rhs).abs() < 1e-9, "point {j}, ρ = {r}: {lhs} vs {rhs}");
+            assert!(
+                (lhs - rhs).abs() < 1e-9,
+                "point {j}, ρ = {r}: {lhs} vs {rhs}"
+            );
         }
         // The update maximises the bound along ρ_j among nearby values.
         let star = g.best_rho(RhoUpdate::Exact)[j];
@@ -237,7 +247,10 @@ fn the_exact_search_finds_the_maximum_of_a_dense_grid() {
         if delta == 0.0 {
             // Ament et al.'s closed form.
             let ament = (e * e - v0).max(0.0);
-            assert!((star - ament).abs() <= 1e-7 * ament.max(v0), "case {case}: {star} vs {ament}");
+            assert!(
+                (star - ament).abs() <= 1e-7 * ament.max(v0),
+                "case {case}: {star} vs {ament}"
+            );
             assert_eq!(best_rho(e, v0, 0.0, s, RhoUpdate::Paper), ament);
         } else {
             let paper = (e / delta.sqrt() - v0).max(0.0);
@@ -272,7 +285,15 @@ fn the_gradient_matches_central_differences() {
     let eval = |v: &[f64], wanted| {
         let p = layout.unpack(v, &start, &support, 18).unwrap();
         problem
-            .evaluate(&p.kernel, &p.mean, p.noise, p.z.as_ref(), &p.rho, &support, wanted)
+            .evaluate(
+                &p.kernel,
+                &p.mean,
+                p.noise,
+                p.z.as_ref(),
+                &p.rho,
+                &support,
+                wanted,
+            )
             .unwrap()
     };
     let v = layout.pack(&start, &support);
@@ -302,13 +323,25 @@ fn a_gross_outlier_gets_a_large_rho_and_a_clean_point_none() {
         ..RrpConfig::default()
     };
     let k = Kernel::parse("const * se").unwrap();
-    let g = RelevancePursuit::fit(x.as_ref(), &y, k, Mean::Constant { c: 0.0 }, 0.1, &cfg, &mut |_, _| {})
-        .unwrap();
+    let g = RelevancePursuit::fit(
+        x.as_ref(),
+        &y,
+        k,
+        Mean::Constant { c: 0.0 },
+        0.1,
+        &cfg,
+        &mut |_, _| {},
+    )
+    .unwrap();
     let rho = g.rho();
     let top = (0..40).fold(0, |b, j| if rho[j] > rho[b] { j } else { b });
     assert_eq!(top, outlier, "ρ = {rho:?}");
     // The outlier's extra variance is of the order of its squared shift, far above σ².
-    assert!(rho[outlier] > 10.0 && rho[outlier] > 100.0 * g.noise(), "ρ = {}", rho[outlier]);
+    assert!(
+        rho[outlier] > 10.0 && rho[outlier] > 100.0 * g.noise(),
+        "ρ = {}",
+        rho[outlier]
+    );
     // The clean point closest to the truth keeps ρ = 0.
     let clean = (0..40)
         .filter(|&j| j != outlier)
@@ -322,7 +355,10 @@ fn a_gross_outlier_gets_a_large_rho_and_a_clean_point_none() {
     let rounds = g.rounds();
     assert!(rounds.len() >= 2 && rounds[0].support == 0 && rounds[1].support == 2);
     assert!(rounds.iter().all(|r| r.support <= 12));
-    let best = rounds.iter().map(|r| r.bound).fold(f64::NEG_INFINITY, f64::max);
+    let best = rounds
+        .iter()
+        .map(|r| r.bound)
+        .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!(g.bound(), best);
     assert!(g.support().len() <= 12);
 }
@@ -358,10 +394,21 @@ fn rebuilt_parts_give_the_same_model_and_the_posterior_form_agrees() {
 fn bad_parts_and_settings_are_errors_that_name_the_problem() {
     let (x, y) = data(10, 2, 1);
     let parts = |rho: Vec<f64>| {
-        RelevancePursuit::from_parts(x.clone(), y.clone(), kernel(), mean(), 0.05, inducing(3), rho)
+        RelevancePursuit::from_parts(
+            x.clone(),
+            y.clone(),
+            kernel(),
+            mean(),
+            0.05,
+            inducing(3),
+            rho,
+        )
     };
     let e = parts(vec![0.0; 9]).unwrap_err().to_string();
-    assert!(e.contains("9 extra noise variances") && e.contains("10 training rows"), "{e}");
+    assert!(
+        e.contains("9 extra noise variances") && e.contains("10 training rows"),
+        "{e}"
+    );
     let mut neg = vec![0.0; 10];
     neg[4] = -1.0;
     let e = parts(neg).unwrap_err().to_string();

@@ -26,8 +26,8 @@ mod tests;
 
 use faer::{Mat, MatRef};
 
-pub(in crate::models) use self::fit::check_model;
 use self::collapsed::{collapsed_bound, Factors, Wanted};
+pub(in crate::models) use self::fit::check_model;
 use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
 use super::inducing::InducingInit;
