@@ -9,11 +9,11 @@
 //! −2ℓ = n log 2π + log det(Q + D_ρ) + (y − m)ᵀ(Q + D_ρ)⁻¹(y − m) + tr(D_ρ⁻¹(K − Q)),
 //! ```
 //!
-//! which is the [collapsed core](super::sparse::collapsed) of SGPR with precision
-//! `P = D_ρ⁻¹` (see [`objective`]). The greedy loop ([`pursuit`]) alternates an optimisation of
+//! which is the collapsed core of SGPR (`sparse/collapsed.rs`) with precision
+//! `P = D_ρ⁻¹` (see `objective.rs`). The greedy loop (`pursuit.rs`) alternates an optimisation of
 //! the hyperparameters, the inducing inputs and the support's `log ρ` with the addition of the
 //! `κ = ⌈0.05 n⌉` points whose own best `ρ_j` (the exact one-dimensional optimum of the bound,
-//! [`loo`]) is largest, up to `|S| ≤ 0.3 n`, and keeps the support size with the best bound.
+//! `loo.rs`) is largest, up to `|S| ≤ 0.3 n`, and keeps the support size with the best bound.
 //! Prediction is SGPR's with noise `D_ρ`; a new observation has noise σ².
 
 mod loo;
