@@ -272,6 +272,16 @@ fn approximate_models_round_trip_bit_for_bit() {
     // RRP: its extra noise is required, and a version-2 file keeps it in the tagged record.
     let rrp = &models[5];
     assert_eq!(rrp.model_name(), "rrp");
+    // The fit summary counts the rows given an extra noise variance.
+    let summary =
+        serde_json::to_value(trustgp::estimators::summary::FitSummary::of(rrp, 10)).unwrap();
+    let mut supports = Vec::new();
+    for (t, o) in v_outputs(rrp).iter().enumerate() {
+        let positive = o.iter().filter(|r| **r > 0.0).count();
+        assert_eq!(summary["per_output"][t]["support"], positive);
+        supports.push(positive);
+    }
+    assert!(supports.iter().any(|&s| s > 0), "some row has extra noise");
     let mut v = serde_json::to_value(ModelRecord::from_regressor(rrp)).unwrap();
     v["outputs"][0]["approx"]
         .as_object_mut()
@@ -293,4 +303,15 @@ fn approximate_models_round_trip_bit_for_bit() {
         rrp.predict(xs.as_ref(), false).unwrap(),
         back.predict(xs.as_ref(), false).unwrap()
     );
+}
+
+/// The extra noise variances ρ of each output of an RRP model, as its model record holds them.
+fn v_outputs(r: &Regressor) -> Vec<Vec<f64>> {
+    let v = serde_json::to_value(ModelRecord::from_regressor(r)).unwrap();
+    v["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| serde_json::from_value(o["approx"]["rho"].clone()).unwrap())
+        .collect()
 }
