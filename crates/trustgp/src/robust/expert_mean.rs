@@ -25,6 +25,7 @@
 use faer::MatRef;
 
 use crate::kernels::Kernel;
+use crate::means::Mean;
 
 /// The variance of an expert's correction, `σ²_corr` (`rcagp.md` §2.12, Table S4).
 pub const EXPERT_CORRECTION_VARIANCE: f64 = 1.0;
@@ -297,6 +298,12 @@ pub fn expert_mean(
 }
 
 impl ExpertMean {
+    /// The constant as a prior mean (fixed: the expert's information should not be trained
+    /// away, so fit with the mean frozen).
+    pub fn prior_mean(&self) -> Mean {
+        Mean::Constant { c: self.constant }
+    }
+
     /// The constant in a model's standardised target units, `(m − mean)/std`, for targets
     /// standardised with `mean` and `std`.
     ///
@@ -421,6 +428,7 @@ mod tests {
             "{} vs {expected}",
             m.constant
         );
+        assert_eq!(m.prior_mean(), Mean::Constant { c: m.constant });
         // In standardised units.
         let z = m.standardised(4.6, sy).unwrap();
         assert!((z - (expected - 4.6) / sy).abs() < 1e-14);

@@ -82,7 +82,12 @@ impl DppSelection {
 /// Greedy MAP of the DPP with L-ensemble `diag(q) k(C, C) diag(q)` over the rows of
 /// `candidates`: at most `size` rows, fewer when the largest residual falls below `tolerance`
 /// (use [`DPP_RESIDUAL_TOLERANCE`]). Ties go to the lowest index, so the result is
-/// deterministic.
+/// deterministic; a candidate of quality 0 is never selected.
+///
+/// The picks do not change when every quality is multiplied by the same constant, but the
+/// residual compared with `tolerance` is `L`'s (it carries `q²`): with small qualities (an
+/// expected improvement of 10⁻³ gives `q² = 10⁻⁶`) divide them by their maximum first, so that
+/// the tolerance measures the kernel's numerical rank rather than the size of `q`.
 ///
 /// # Errors
 /// Quality values that are not one finite non-negative number per candidate, a non-finite
