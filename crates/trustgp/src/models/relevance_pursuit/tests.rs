@@ -433,3 +433,31 @@ fn bad_parts_and_settings_are_errors_that_name_the_problem() {
         assert!(matches!(fit(bad), Err(ModelError::Invalid(_))));
     }
 }
+
+/// What acquisition functions ask of the model: input gradients of the predictive mean and
+/// variance, against central differences of the predictive itself.
+#[test]
+fn the_posterior_input_gradients_match_central_differences() {
+    let g = model(20, 6, sparse_rho(20));
+    let xs = Mat::from_fn(3, 2, |i, c| 0.4 + 0.9 * i as f64 + 0.35 * c as f64);
+    let grads = g.marginal_gradients(xs.as_ref()).unwrap();
+    let h = 1e-6;
+    for a in 0..3 {
+        for c in 0..2 {
+            let (mut up, mut down) = (xs.clone(), xs.clone());
+            up[(a, c)] += h;
+            down[(a, c)] -= h;
+            let (p, m) = (g.predict(up.as_ref()), g.predict(down.as_ref()));
+            let d_mean = (p.mean[a] - m.mean[a]) / (2.0 * h);
+            let d_var = (p.var[a] - m.var[a]) / (2.0 * h);
+            assert!(
+                (grads.mean[(a, c)] - d_mean).abs() < 1e-7,
+                "mean, point {a}, input {c}"
+            );
+            assert!(
+                (grads.var[(a, c)] - d_var).abs() < 1e-7,
+                "var, point {a}, input {c}"
+            );
+        }
+    }
+}
