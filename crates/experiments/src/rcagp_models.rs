@@ -9,6 +9,7 @@ use trustgp::means::Mean;
 use trustgp::models::approximate::{ApproxKind, ApproxModel, ApproxOptions};
 use trustgp::models::computation_aware::{CaConfig, CaGp};
 use trustgp::models::inducing::InducingInit;
+use trustgp::models::relevance_pursuit::{RelevancePursuit, RrpConfig};
 use trustgp::models::sparse::{SparseConfig, SparseGp, SparseKind};
 use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 
@@ -31,6 +32,8 @@ pub enum UciModel {
     Rcagp,
     /// SVGP with a Student-t likelihood.
     StudentT,
+    /// SGPR with relevance pursuit.
+    Rrp,
 }
 
 impl UciModel {
@@ -42,9 +45,10 @@ impl UciModel {
             "rcsvgp" => UciModel::Rcsvgp,
             "rcagp" => UciModel::Rcagp,
             "student-t" => UciModel::StudentT,
+            "rrp" => UciModel::Rrp,
             _ => {
                 return Err(format!(
-                    "unknown model {s} (svgp, cagp, rcsvgp, rcagp, student-t)"
+                    "unknown model {s} (svgp, cagp, rcsvgp, rcagp, student-t, rrp)"
                 ))
             }
         })
@@ -58,6 +62,7 @@ impl UciModel {
             UciModel::Rcsvgp => "rcsvgp",
             UciModel::Rcagp => "rcagp",
             UciModel::StudentT => "student-t",
+            UciModel::Rrp => "rrp",
         }
     }
 
@@ -69,6 +74,7 @@ impl UciModel {
             UciModel::Rcsvgp => "RCSVGP",
             UciModel::Rcagp => "RCaGP",
             UciModel::StudentT => "Student-t",
+            UciModel::Rrp => "RRP",
         }
     }
 }
@@ -77,7 +83,8 @@ impl UciModel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrainingProtocol {
     /// The paper's: 50 Adam steps at learning rate 0.01, isotropic Matérn-5/2 with GPyTorch's
-    /// initial values, 5 actions, 100 inducing points at the first training rows.
+    /// initial values, 5 actions, 100 inducing points at the first training rows (RRP: the 50
+    /// Adam steps in every round of its greedy loop).
     Paper,
     /// trustgp's defaults, as `trustgp fit --model M` uses them.
     Defaults,
@@ -135,6 +142,7 @@ pub fn fit_predict(
             UciModel::Cagp => ApproxKind::Cagp,
             UciModel::Rcsvgp => ApproxKind::Rcsvgp,
             UciModel::Rcagp => ApproxKind::Rcagp,
+            UciModel::Rrp => ApproxKind::Rrp,
         };
         let opts = ApproxOptions {
             student_t: model == UciModel::StudentT,
@@ -187,6 +195,27 @@ pub fn fit_predict(
                 c: ytr.iter().sum::<f64>() / ytr.len() as f64,
             };
             let gp = SparseGp::fit(xtr.as_ref(), ytr, k, mean, noise, &cfg, &mut |_, _| {})?;
+            (gp.predict(xte.as_ref()), gp.noise())
+        }
+        UciModel::Rrp => {
+            // Every round is the paper's 50 Adam steps; RRP is SVGP's relative, so its prior
+            // mean is SVGP's (0, Table S4).
+            let cfg = RrpConfig {
+                inducing: 100,
+                init: InducingInit::FirstRows,
+                optimizer: adam50,
+                seed,
+                ..RrpConfig::default()
+            };
+            let gp = RelevancePursuit::fit(
+                xtr.as_ref(),
+                ytr,
+                k,
+                Mean::Zero,
+                noise,
+                &cfg,
+                &mut |_, _| {},
+            )?;
             (gp.predict(xte.as_ref()), gp.noise())
         }
         UciModel::Svgp | UciModel::StudentT => {

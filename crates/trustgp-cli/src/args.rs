@@ -44,7 +44,8 @@ pub struct ModelArgs {
     pub inputs: Option<Vec<String>>,
     /// Model: gp, rcgp (robust), mogp (multi-output), mo-rcgp (robust multi-output), or an
     /// approximate model for large data: sgpr, svgp, rcsvgp (robust sparse), cagp
-    /// (computation-aware), rcagp (robust computation-aware).
+    /// (computation-aware), rcagp (robust computation-aware), rrp (sparse with relevance
+    /// pursuit: per-point extra noise for outliers).
     #[arg(long, default_value = "gp")]
     pub model: String,
     #[arg(
@@ -85,7 +86,7 @@ pub struct ModelArgs {
     /// Multi-output models: rank of the coregionalisation matrix (default: number of targets).
     #[arg(long)]
     pub rank: Option<usize>,
-    /// sgpr, svgp, rcsvgp: number of inducing points (default 100, at most the rows).
+    /// sgpr, svgp, rcsvgp, rrp: number of inducing points (default 100, at most the rows).
     #[arg(long)]
     pub inducing: Option<usize>,
     /// cagp, rcagp: number of actions (default 25, at most the rows).

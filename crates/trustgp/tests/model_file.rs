@@ -216,6 +216,7 @@ fn approximate_models_round_trip_bit_for_bit() {
         ModelKind::Cagp,
         ModelKind::Rcagp,
         ModelKind::Svgp,
+        ModelKind::Rrp,
     ] {
         models.push(fitted_as(kind, |c| {
             quick(c);
@@ -268,4 +269,49 @@ fn approximate_models_round_trip_bit_for_bit() {
     v["outputs"][0]["approx"]["inducing"][0] = serde_json::json!([1.0]);
     let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
     assert!(err.contains("inducing"), "{err}");
+    // RRP: its extra noise is required, and a version-2 file keeps it in the tagged record.
+    let rrp = &models[5];
+    assert_eq!(rrp.model_name(), "rrp");
+    // The fit summary counts the rows given an extra noise variance.
+    let summary =
+        serde_json::to_value(trustgp::estimators::summary::FitSummary::of(rrp, 10)).unwrap();
+    let mut supports = Vec::new();
+    for (t, o) in v_outputs(rrp).iter().enumerate() {
+        let positive = o.iter().filter(|r| **r > 0.0).count();
+        assert_eq!(summary["per_output"][t]["support"], positive);
+        supports.push(positive);
+    }
+    assert!(supports.iter().any(|&s| s > 0), "some row has extra noise");
+    let mut v = serde_json::to_value(ModelRecord::from_regressor(rrp)).unwrap();
+    v["outputs"][0]["approx"]
+        .as_object_mut()
+        .unwrap()
+        .remove("rho");
+    let err = load_str(&v.to_string(), "m.json").unwrap_err().to_string();
+    assert!(err.contains("rho"), "{err}");
+    let path = std::env::temp_dir().join(format!("trustgp-rrp-{}.json", std::process::id()));
+    trustgp::estimators::file::save(rrp, &path).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["model"], "rrp");
+    let n = v["outputs"][0]["y_train"].as_array().unwrap().len();
+    assert_eq!(v["outputs"][0]["rho"].as_array().unwrap().len(), n);
+    let back = trustgp::estimators::file::load(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let xs = Mat::from_fn(3, 2, |i, j| i as f64 + j as f64);
+    assert_eq!(
+        rrp.predict(xs.as_ref(), false).unwrap(),
+        back.predict(xs.as_ref(), false).unwrap()
+    );
+}
+
+/// The extra noise variances ρ of each output of an RRP model, as its model record holds them.
+fn v_outputs(r: &Regressor) -> Vec<Vec<f64>> {
+    let v = serde_json::to_value(ModelRecord::from_regressor(r)).unwrap();
+    v["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| serde_json::from_value(o["approx"]["rho"].clone()).unwrap())
+        .collect()
 }

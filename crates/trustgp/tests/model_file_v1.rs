@@ -67,9 +67,15 @@ fn predicts_as_printed(model: &Regressor, name: &str) {
     }
 }
 
+/// The model kinds that existed when version 1 was written (rrp came later and was never
+/// written as version 1).
+fn version_1_kinds() -> impl Iterator<Item = ModelKind> {
+    ModelKind::ALL.into_iter().filter(|&k| k != ModelKind::Rrp)
+}
+
 #[test]
 fn version_1_files_of_every_model_predict_as_when_they_were_written() {
-    for kind in ModelKind::ALL {
+    for kind in version_1_kinds() {
         let model = load(&fixture(&format!("{}.json", kind.name()))).unwrap();
         assert_eq!(model.kind(), kind);
         predicts_as_printed(&model, kind.name());
@@ -106,6 +112,7 @@ fn fields(kind: ModelKind) -> &'static [&'static str] {
             "x_train",
             "y_train",
         ],
+        ModelKind::Rrp => &["inducing", "rho", "x_train", "y_train"],
         ModelKind::Mogp | ModelKind::MoRcgp => &[],
     }
 }
@@ -114,7 +121,7 @@ fn fields(kind: ModelKind) -> &'static [&'static str] {
 fn saved_again_every_model_is_a_tagged_version_2_record_that_predicts_the_same() {
     let dir = std::env::temp_dir().join(format!("trustgp-v2-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for kind in ModelKind::ALL {
+    for kind in version_1_kinds() {
         let name = kind.name();
         let path = dir.join(format!("{name}.json"));
         save(&load(&fixture(&format!("{name}.json"))).unwrap(), &path).unwrap();

@@ -71,6 +71,9 @@ fn posterior_and_noise(r: &Regressor, t: usize, xs: MatRef<'_, f64>) -> (Margina
             SingleOutput::Approx(ApproxModel::Ca(g), _) => {
                 (g.marginals(xs).unwrap(), Noise::Gaussian(g.noise()))
             }
+            SingleOutput::Approx(ApproxModel::Rrp(g), _) => {
+                (g.marginals(xs).unwrap(), Noise::Gaussian(g.noise()))
+            }
             SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => {
                 let (kind, params) = g.likelihood();
                 let names = kind.param_names();

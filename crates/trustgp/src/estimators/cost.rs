@@ -11,6 +11,7 @@ use super::kind::ModelKind;
 use super::regressor::RegressorConfig;
 use crate::fit::Optimizer;
 use crate::models::computation_aware::ActionKind;
+use crate::models::relevance_pursuit::RrpConfig;
 
 /// Floating-point operations per second of the dense kernels, measured (see the module docs).
 const FLOP_RATE: f64 = 4e10;
@@ -76,11 +77,18 @@ fn steps(cfg: &RegressorConfig) -> f64 {
     } else {
         500.0
     };
-    match &cfg.approx.optimizer {
+    let per_run = match &cfg.approx.optimizer {
         Some(Optimizer::Adam(a)) => a.max_iter as f64,
         Some(Optimizer::Lbfgs(l)) => l.max_evals as f64,
         None => default,
-    }
+    };
+    // Relevance pursuit runs the optimiser once per support size.
+    let runs = if cfg.model == ModelKind::Rrp {
+        RrpConfig::default().max_rounds() as f64
+    } else {
+        1.0
+    };
+    per_run * runs
 }
 
 impl FitCost {

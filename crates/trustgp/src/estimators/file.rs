@@ -364,6 +364,7 @@ fn approx_targets(g: &ApproxModel) -> Vec<f64> {
     match g {
         ApproxModel::Sparse(s) => s.y().to_vec(),
         ApproxModel::Ca(c) => c.y().to_vec(),
+        ApproxModel::Rrp(r) => r.y().to_vec(),
         ApproxModel::Svgp(..) => Vec::new(),
     }
 }

@@ -26,11 +26,13 @@ pub enum ModelKind {
     Cagp,
     /// Robust computation-aware GP per target.
     Rcagp,
+    /// Sparse GP regression with relevance pursuit (per-point extra noise) per target.
+    Rrp,
 }
 
 impl ModelKind {
     /// Every model, in the order of [`ModelKind::NAMES`].
-    pub const ALL: [ModelKind; 9] = [
+    pub const ALL: [ModelKind; 10] = [
         ModelKind::Gp,
         ModelKind::Rcgp,
         ModelKind::Mogp,
@@ -40,11 +42,12 @@ impl ModelKind {
         ModelKind::Rcsvgp,
         ModelKind::Cagp,
         ModelKind::Rcagp,
+        ModelKind::Rrp,
     ];
 
     /// Every model name this build fits.
     pub const NAMES: &'static [&'static str] = &[
-        "gp", "rcgp", "mogp", "mo-rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp",
+        "gp", "rcgp", "mogp", "mo-rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp", "rrp",
     ];
 
     /// The model named on the command line (one of [`ModelKind::NAMES`]).
@@ -67,6 +70,7 @@ impl ModelKind {
             ModelKind::Rcsvgp => Some(ApproxKind::Rcsvgp),
             ModelKind::Cagp => Some(ApproxKind::Cagp),
             ModelKind::Rcagp => Some(ApproxKind::Rcagp),
+            ModelKind::Rrp => Some(ApproxKind::Rrp),
             _ => None,
         }
     }
@@ -79,6 +83,7 @@ impl ModelKind {
             ApproxKind::Rcsvgp => ModelKind::Rcsvgp,
             ApproxKind::Cagp => ModelKind::Cagp,
             ApproxKind::Rcagp => ModelKind::Rcagp,
+            ApproxKind::Rrp => ModelKind::Rrp,
         }
     }
 

@@ -58,18 +58,18 @@ fn second_of_two(
     }
 }
 
-use ModelKind::{Cagp, MoRcgp, Mogp, Rcagp, Rcgp, Rcsvgp, Sgpr, Svgp};
+use ModelKind::{Cagp, MoRcgp, Mogp, Rcagp, Rcgp, Rcsvgp, Rrp, Sgpr, Svgp};
 
 /// The robust models (an outlier fraction ε).
 const ROBUST: &[ModelKind] = &[Rcgp, MoRcgp, Rcsvgp, Rcagp];
 /// The models over all targets jointly.
 const MULTI_OUTPUT: &[ModelKind] = &[Mogp, MoRcgp];
 /// The models with inducing points.
-const SPARSE: &[ModelKind] = &[Sgpr, Svgp, Rcsvgp];
+const SPARSE: &[ModelKind] = &[Sgpr, Svgp, Rcsvgp, Rrp];
 /// The computation-aware models.
 const COMPUTATION_AWARE: &[ModelKind] = &[Cagp, Rcagp];
 /// The models trained by a generic optimiser loop.
-const APPROXIMATE: &[ModelKind] = &[Sgpr, Svgp, Rcsvgp, Cagp, Rcagp];
+const APPROXIMATE: &[ModelKind] = &[Sgpr, Svgp, Rcsvgp, Cagp, Rcagp, Rrp];
 
 /// Which model-specific option applies to which models; every option not listed applies to
 /// every model.

@@ -81,6 +81,11 @@ pub enum ModelBody {
         /// One record per target.
         outputs: Vec<Output<CaParams>>,
     },
+    /// SGPR with relevance pursuit per target.
+    Rrp {
+        /// One record per target.
+        outputs: Vec<Output<RrpParams>>,
+    },
 }
 
 /// What every per-target record holds, and the model's own parameters `P`.
@@ -145,6 +150,18 @@ pub struct SparseParams {
     /// RCSVGP: the outlier fraction it was fitted with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<f64>,
+}
+
+/// The parameters of SGPR with relevance pursuit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RrpParams {
+    /// Training data.
+    #[serde(flatten)]
+    pub data: TrainingData,
+    /// Inducing inputs, one row each.
+    pub inducing: Vec<Vec<f64>>,
+    /// The extra noise variance ρ of every training row (0 outside the support).
+    pub rho: Vec<f64>,
 }
 
 /// An SVGP's parameters (it keeps no training data).
@@ -290,6 +307,21 @@ fn sparse(o: &OutputRecord, robust: bool) -> Result<Output<SparseParams>, String
     ))
 }
 
+fn rrp(o: &OutputRecord) -> Result<Output<RrpParams>, String> {
+    let a = o.approx.as_ref().ok_or_else(|| missing("rrp", "approx"))?;
+    Ok(output(
+        o,
+        RrpParams {
+            data: data(o),
+            inducing: a
+                .inducing
+                .clone()
+                .ok_or_else(|| missing("rrp", "inducing"))?,
+            rho: a.rho.clone().ok_or_else(|| missing("rrp", "rho"))?,
+        },
+    ))
+}
+
 fn svgp(o: &OutputRecord) -> Result<Output<SvgpParams>, String> {
     let a = o.approx.clone().ok_or_else(|| missing("svgp", "approx"))?;
     Ok(output(
@@ -425,6 +457,9 @@ impl ModelFile {
                     .map(|o| sparse(o, true))
                     .collect::<Result<_, _>>()?,
             },
+            ModelKind::Rrp => ModelBody::Rrp {
+                outputs: outputs.iter().map(rrp).collect::<Result<_, _>>()?,
+            },
             ModelKind::Svgp => ModelBody::Svgp {
                 outputs: outputs.iter().map(svgp).collect::<Result<_, _>>()?,
             },
@@ -518,6 +553,22 @@ impl ModelFile {
             ModelBody::Sgpr { outputs } | ModelBody::Rcsvgp { outputs } => {
                 (outputs.into_iter().map(sparse).collect(), Vec::new(), None)
             }
+            ModelBody::Rrp { outputs } => (
+                outputs
+                    .into_iter()
+                    .map(|o| {
+                        let p = o.params.clone();
+                        let approx = ApproxRecord {
+                            inducing: Some(p.inducing),
+                            rho: Some(p.rho),
+                            ..ApproxRecord::default()
+                        };
+                        o.legacy(Some(p.data), None, Some(approx))
+                    })
+                    .collect(),
+                Vec::new(),
+                None,
+            ),
             ModelBody::Svgp { outputs } => (
                 outputs
                     .into_iter()
@@ -567,6 +618,7 @@ impl ModelBody {
             ModelBody::Rcsvgp { .. } => ModelKind::Rcsvgp,
             ModelBody::Cagp { .. } => ModelKind::Cagp,
             ModelBody::Rcagp { .. } => ModelKind::Rcagp,
+            ModelBody::Rrp { .. } => ModelKind::Rrp,
         }
     }
 }

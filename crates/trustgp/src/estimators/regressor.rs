@@ -131,6 +131,7 @@ impl SingleOutput {
             SingleOutput::Gp(g) => g.jitter(),
             SingleOutput::Rcgp(g, _) => g.posterior().cholesky().jitter(),
             SingleOutput::Approx(ApproxModel::Sparse(g), _) => g.jitter(),
+            SingleOutput::Approx(ApproxModel::Rrp(g), _) => g.jitter(),
             SingleOutput::Approx(..) => 0.0,
         }
     }
@@ -143,6 +144,7 @@ impl SingleOutput {
             SingleOutput::Rcgp(g, _) => Some(g.posterior().x()),
             SingleOutput::Approx(ApproxModel::Sparse(g), _) => Some(g.x()),
             SingleOutput::Approx(ApproxModel::Ca(g), _) => Some(g.x()),
+            SingleOutput::Approx(ApproxModel::Rrp(g), _) => Some(g.x()),
             SingleOutput::Approx(ApproxModel::Svgp(..), _) => None,
         }
     }

@@ -67,6 +67,9 @@ pub struct OutputSummary {
     /// Sparse models: inducing points.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inducing: Option<usize>,
+    /// RRP: training rows given an extra noise variance (the relevance-pursuit support).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub support: Option<usize>,
     /// SVGP: `gaussian` or `student-t`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub likelihood: Option<&'static str>,
@@ -150,6 +153,7 @@ fn output_summary(o: &OutputGp) -> OutputSummary {
         soft_threshold: None,
         downweighted: None,
         inducing: None,
+        support: None,
         likelihood: None,
         actions: None,
         action_kind: None,
@@ -166,6 +170,10 @@ fn output_summary(o: &OutputGp) -> OutputSummary {
         SingleOutput::Approx(g, eps) => {
             match g {
                 ApproxModel::Sparse(m) => s.inducing = Some(m.inducing().nrows()),
+                ApproxModel::Rrp(m) => {
+                    s.inducing = Some(m.inducing().nrows());
+                    s.support = Some(m.support().len());
+                }
                 ApproxModel::Svgp(m, _) => {
                     s.inducing = Some(m.inducing().nrows());
                     s.likelihood = Some(m.likelihood().0.name());
@@ -250,6 +258,7 @@ fn joint_parts(
                 soft_threshold: None,
                 downweighted: None,
                 inducing: None,
+                support: None,
                 likelihood: None,
                 actions: None,
                 action_kind: None,

@@ -7,6 +7,8 @@
 //! * [`laplace`] — the Laplace approximation for any likelihood, and the Student-t GP on it.
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
+//! * [`relevance_pursuit`] — SGPR with relevance pursuit (RRP): sparse per-point extra noise
+//!   found by a greedy search, so that gross outliers stop pulling the fit.
 //! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block or inducing-point actions.
 //!
 //! Shared by several of them:
@@ -24,6 +26,7 @@ pub mod exact;
 pub mod hyper;
 pub mod inducing;
 pub mod laplace;
+pub mod relevance_pursuit;
 pub mod robust;
 pub mod sparse;
 pub mod svgp;

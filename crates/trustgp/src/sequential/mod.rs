@@ -4,6 +4,8 @@
 //! * [`acquisition`] — acquisition functions (EI, LogEI, PI, log PI, UCB) with their gradients
 //!   in the input, the normal-distribution functions they need, and the incumbent of noisy
 //!   observations.
+//! * [`dpp`] — greedy MAP selection from a quality-weighted DPP (DPP-BO's inducing points):
+//!   pivoted Cholesky of `diag(q) K diag(q)`.
 //! * [`optimize`] — the candidate that maximises an acquisition over a box: multi-start
 //!   L-BFGS-B from the best of scrambled-Sobol raw samples, with optional fixed inputs.
 //! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley) with their boxes
@@ -15,6 +17,7 @@
 
 pub mod acquisition;
 pub mod bayes_opt;
+pub mod dpp;
 pub mod optimize;
 pub mod problems;
 pub mod suggest;

@@ -1,6 +1,6 @@
 //! The approximate single-output models behind one interface, as the regressor and the model
 //! files use them: SGPR and RCSVGP ([`SparseGp`]), SVGP and Student-t SVGP ([`Svgp`]), CaGP and
-//! RCaGP ([`CaGp`]).
+//! RCaGP ([`CaGp`]), and SGPR with relevance pursuit ([`RelevancePursuit`]).
 
 mod record;
 mod robust_start;
@@ -8,6 +8,7 @@ mod robust_start;
 use faer::{Mat, MatRef};
 
 use super::computation_aware::{ActionKind, CaConfig, CaGp};
+use super::relevance_pursuit::{RelevancePursuit, RrpConfig};
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use super::ModelError;
@@ -33,12 +34,14 @@ pub enum ApproxKind {
     Cagp,
     /// Robust computation-aware GP.
     Rcagp,
+    /// SGPR with relevance pursuit (sparse per-point extra noise).
+    Rrp,
 }
 
 /// User settings of the approximate models; `None` = the model's default.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ApproxOptions {
-    /// Inducing points (sgpr, svgp, rcsvgp).
+    /// Inducing points (sgpr, svgp, rcsvgp, rrp).
     pub inducing: Option<usize>,
     /// Actions (cagp, rcagp).
     pub actions: Option<usize>,
@@ -86,6 +89,8 @@ pub enum ApproxModel {
     Svgp(Svgp, f64),
     /// CaGP or RCaGP.
     Ca(CaGp),
+    /// SGPR with relevance pursuit.
+    Rrp(RelevancePursuit),
 }
 
 /// Checks that a kernel has no `white` term, which would double the noise of the approximate
@@ -151,6 +156,17 @@ impl ApproxModel {
                     x, y, kernel, mean, noise, &cfg, observe,
                 )?))
             }
+            ApproxKind::Rrp => {
+                let mut cfg = RrpConfig {
+                    seed,
+                    ..RrpConfig::default()
+                };
+                cfg.inducing = opts.inducing.unwrap_or(cfg.inducing);
+                cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
+                Ok(ApproxModel::Rrp(RelevancePursuit::fit(
+                    x, y, kernel, mean, noise, &cfg, observe,
+                )?))
+            }
             ApproxKind::Svgp => {
                 let mut cfg = SvgpConfig {
                     likelihood: if opts.student_t {
@@ -212,6 +228,7 @@ impl ApproxModel {
             ApproxModel::Svgp(..) => ApproxKind::Svgp,
             ApproxModel::Ca(g) if g.robust() => ApproxKind::Rcagp,
             ApproxModel::Ca(_) => ApproxKind::Cagp,
+            ApproxModel::Rrp(_) => ApproxKind::Rrp,
         }
     }
 
@@ -221,6 +238,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => g.kernel(),
             ApproxModel::Svgp(g, _) => g.kernel(),
             ApproxModel::Ca(g) => g.kernel(),
+            ApproxModel::Rrp(g) => g.kernel(),
         }
     }
 
@@ -231,6 +249,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => g.noise(),
             ApproxModel::Svgp(g, _) => g.predictive_noise(),
             ApproxModel::Ca(g) => g.noise(),
+            ApproxModel::Rrp(g) => g.noise(),
         }
     }
 
@@ -240,6 +259,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => g.mean().clone(),
             ApproxModel::Svgp(g, _) => g.mean().clone(),
             ApproxModel::Ca(g) => Mean::Constant { c: g.mean() },
+            ApproxModel::Rrp(g) => g.mean().clone(),
         }
     }
 
@@ -249,6 +269,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => ("collapsed_bound", g.bound()),
             ApproxModel::Svgp(_, elbo) => ("elbo", *elbo),
             ApproxModel::Ca(g) => ("elbo", g.elbo()),
+            ApproxModel::Rrp(g) => ("collapsed_bound", g.bound()),
         }
     }
 
@@ -258,6 +279,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => g.report(),
             ApproxModel::Svgp(g, _) => g.report(),
             ApproxModel::Ca(g) => g.report(),
+            ApproxModel::Rrp(g) => g.report(),
         }
     }
 
@@ -289,12 +311,14 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => g.predict(xs),
             ApproxModel::Svgp(g, _) => g.predict(xs),
             ApproxModel::Ca(g) => g.predict(xs),
+            ApproxModel::Rrp(g) => g.predict(xs),
         })
     }
 
     /// The observation model a new `y` follows: Gaussian with the noise variance σ² (SGPR,
     /// CaGP, and the robust RCSVGP and RCaGP, whose IMQ weights only shape the fit: a new point
-    /// has no weight), or the SVGP's own likelihood (Gaussian or Student-t).
+    /// has no weight; RRP, whose extra noise belongs to its training points only), or the SVGP's
+    /// own likelihood (Gaussian or Student-t).
     ///
     /// # Errors
     /// If a loaded SVGP's likelihood parameters are out of their domain.
@@ -303,6 +327,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => Box::new(Gaussian::fitted(g.noise())),
             ApproxModel::Svgp(g, _) => g.observation_likelihood()?,
             ApproxModel::Ca(g) => Box::new(Gaussian::fitted(g.noise())),
+            ApproxModel::Rrp(g) => Box::new(Gaussian::fitted(g.noise())),
         })
     }
 
@@ -312,6 +337,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => g.inducing().ncols(),
             ApproxModel::Svgp(g, _) => g.inducing().ncols(),
             ApproxModel::Ca(g) => g.x().ncols(),
+            ApproxModel::Rrp(g) => g.inducing().ncols(),
         }
     }
 
@@ -321,6 +347,7 @@ impl ApproxModel {
             ApproxModel::Sparse(g) => Some(g.inducing().to_owned()),
             ApproxModel::Svgp(g, _) => Some(g.inducing().to_owned()),
             ApproxModel::Ca(_) => None,
+            ApproxModel::Rrp(g) => Some(g.inducing().to_owned()),
         }
     }
 }

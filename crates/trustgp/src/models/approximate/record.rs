@@ -8,6 +8,7 @@ use super::{ApproxKind, ApproxModel};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::computation_aware::{Actions, CaGp};
+use crate::models::relevance_pursuit::RelevancePursuit;
 use crate::models::sparse::{SparseGp, SparseKind};
 use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
@@ -15,8 +16,8 @@ use crate::models::ModelError;
 /// The parameters of an approximate model beyond kernel, noise and mean.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct ApproxRecord {
-    /// Inducing inputs, one row each (sgpr, svgp, rcsvgp; cagp and rcagp with inducing-point
-    /// actions).
+    /// Inducing inputs, one row each (sgpr, svgp, rcsvgp, rrp; cagp and rcagp with
+    /// inducing-point actions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inducing: Option<Vec<Vec<f64>>>,
     /// The action entries θ_b of each block (cagp, rcagp with block actions).
@@ -43,6 +44,9 @@ pub struct ApproxRecord {
     /// The likelihood's parameters, as [`Svgp::likelihood`] returns them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub likelihood_params: Option<Vec<f64>>,
+    /// The extra noise variance ρ of every training row (rrp).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<Vec<f64>>,
 }
 
 fn rows(m: MatRef<'_, f64>) -> Vec<Vec<f64>> {
@@ -95,6 +99,11 @@ impl ApproxRecord {
                 },
                 threshold: Some(g.threshold()),
                 beta: Some(g.beta()),
+                ..ApproxRecord::default()
+            },
+            ApproxModel::Rrp(g) => ApproxRecord {
+                inducing: Some(rows(g.inducing())),
+                rho: Some(g.rho().to_vec()),
                 ..ApproxRecord::default()
             },
             ApproxModel::Svgp(g, _) => {
@@ -182,6 +191,18 @@ impl ApproxRecord {
                     required(self.threshold, kind, "threshold")?,
                     required(self.beta, kind, "beta")?,
                     kind == ApproxKind::Rcagp,
+                )?)
+            }
+            ApproxKind::Rrp => {
+                let z = matrix(&required(self.inducing, kind, "inducing")?, d, "inducing")?;
+                ApproxModel::Rrp(RelevancePursuit::from_parts(
+                    data(x)?,
+                    y,
+                    kernel,
+                    mean,
+                    noise,
+                    z,
+                    required(self.rho, kind, "rho")?,
                 )?)
             }
             ApproxKind::Svgp => {

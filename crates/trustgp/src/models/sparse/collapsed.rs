@@ -46,7 +46,7 @@ const B_BLOCK: usize = 4096;
 
 /// The factors that both the bound and the predictive need.
 #[derive(Clone, Debug)]
-pub(super) struct Factors {
+pub(in crate::models) struct Factors {
     /// Cholesky factor of `K_uu` (with its jitter).
     pub l_uu: Cholesky,
     /// Cholesky factor of `B = I + A P Aᵀ`.
@@ -56,7 +56,7 @@ pub(super) struct Factors {
 }
 
 /// The bound `G(P, t)` and, on request, its gradients.
-pub(super) struct Collapsed {
+pub(in crate::models) struct Collapsed {
     /// `G(P, t)` (without the model's constant κ).
     pub value: f64,
     /// The factors, for prediction.
@@ -67,7 +67,7 @@ pub(super) struct Collapsed {
 
 /// Which gradients an evaluation computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Wanted {
+pub(in crate::models) enum Wanted {
     /// The value only.
     Value,
     /// Gradients in everything but the inducing inputs (which are then held fixed, and whose
@@ -78,7 +78,7 @@ pub(super) enum Wanted {
 }
 
 /// Gradients of `G` with respect to everything it depends on.
-pub(super) struct CollapsedGrad {
+pub(in crate::models) struct CollapsedGrad {
     /// `∂G/∂log P_j`.
     pub log_p: Vec<f64>,
     /// `∂G/∂t_j`.
@@ -164,7 +164,7 @@ impl Forward {
 
 /// Evaluates `G(P, t)` for training inputs `x` and inducing inputs `z`, with the `wanted`
 /// gradients. `p` and `t` have one entry per row of `x`.
-pub(super) fn collapsed_bound(
+pub(in crate::models) fn collapsed_bound(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
@@ -276,6 +276,6 @@ fn mat_t_vec(m: MatRef<'_, f64>, v: MatRef<'_, f64>) -> Vec<f64> {
 }
 
 /// `Σ_i a_ij b_ij`: column j of `a` against column j of `b`.
-pub(super) fn col_dot(a: MatRef<'_, f64>, b: MatRef<'_, f64>, j: usize) -> f64 {
+pub(in crate::models) fn col_dot(a: MatRef<'_, f64>, b: MatRef<'_, f64>, j: usize) -> f64 {
     (0..a.nrows()).map(|i| a[(i, j)] * b[(i, j)]).sum()
 }

@@ -210,7 +210,7 @@ fn threshold(y: &[f64], prior: &[f64], epsilon: f64) -> f64 {
 }
 
 /// The kernel is initialised and fits `d` inputs, the mean fits them, the noise is positive.
-pub(super) fn check_model(
+pub(in crate::models) fn check_model(
     d: usize,
     kernel: &Kernel,
     mean: &Mean,

@@ -16,7 +16,7 @@
 //! The soft threshold `c` of the robust weight is fixed at the start from the initial mean, and
 //! `β` is a setting.
 
-mod collapsed;
+pub(in crate::models) mod collapsed;
 mod fit;
 mod likelihood;
 mod posterior;
@@ -27,6 +27,7 @@ mod tests;
 use faer::{Mat, MatRef};
 
 use self::collapsed::{collapsed_bound, Factors, Wanted};
+pub(in crate::models) use self::fit::check_model;
 use self::likelihood::WeightSettings;
 use super::checks::{check_matrix, check_training_data};
 use super::inducing::InducingInit;

@@ -4,6 +4,9 @@
 
 use std::borrow::Cow;
 
+use faer::MatRef;
+
+use super::collapsed::Factors;
 use super::SparseGp;
 use crate::kernels::Kernel;
 use crate::means::Mean;
@@ -13,12 +16,26 @@ impl LinearGaussianForm for SparseGp {
     type Covariance = Kernel;
     type Mean = Mean;
     fn linear_gaussian(&self) -> LinearGaussian<'_, Kernel, Mean> {
-        let l_uu = self.factors.l_uu.l();
+        self.factors
+            .linear_gaussian(&self.kernel, &self.mean, self.z.as_ref())
+    }
+}
+
+impl Factors {
+    /// The form over inducing inputs `z` (shared with the other models whose posterior is a
+    /// collapsed core's, such as relevance pursuit).
+    pub(in crate::models) fn linear_gaussian<'a>(
+        &'a self,
+        kernel: &'a Kernel,
+        mean: &'a Mean,
+        z: MatRef<'a, f64>,
+    ) -> LinearGaussian<'a, Kernel, Mean> {
+        let l_uu = self.l_uu.l();
         LinearGaussian::of_model(
-            &self.kernel,
-            Cow::Borrowed(&self.mean),
-            self.z.as_ref(),
-            &self.factors.alpha,
+            kernel,
+            Cow::Borrowed(mean),
+            z,
+            &self.alpha,
             vec![
                 Term::Chain {
                     sign: 1.0,
@@ -28,7 +45,7 @@ impl LinearGaussianForm for SparseGp {
                 Term::Chain {
                     sign: -1.0,
                     project: None,
-                    lower: vec![l_uu, self.factors.l_b.l()],
+                    lower: vec![l_uu, self.l_b.l()],
                 },
             ],
         )

@@ -60,7 +60,7 @@ impl Factors {
     }
 
     /// Latent predictive mean and variance at the rows of `xs`.
-    pub(super) fn marginals(
+    pub(in crate::models) fn marginals(
         &self,
         kernel: &Kernel,
         mean: &Mean,
@@ -93,7 +93,7 @@ impl Factors {
     }
 
     /// Latent predictive mean and full covariance at the rows of `xs`.
-    pub(super) fn joint(
+    pub(in crate::models) fn joint(
         &self,
         kernel: &Kernel,
         mean: &Mean,

@@ -70,5 +70,6 @@ pub fn latent_posterior(model: &Regressor) -> Result<&dyn Posterior, ModelError>
         SingleOutput::Approx(ApproxModel::Sparse(g), _) => g,
         SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => g,
         SingleOutput::Approx(ApproxModel::Ca(g), _) => g,
+        SingleOutput::Approx(ApproxModel::Rrp(g), _) => g,
     })
 }
