@@ -20,12 +20,14 @@ mod incumbent;
 pub mod normal;
 #[cfg(test)]
 mod tests;
+mod softplus_ei;
 mod ucb;
 
 use faer::{Mat, MatRef};
 
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
+pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
 pub use self::ucb::UpperConfidenceBound;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
