@@ -4,6 +4,9 @@
 //! * [`acquisition`] — acquisition functions (EI, LogEI, PI, log PI, UCB) with their gradients
 //!   in the input, the normal-distribution functions they need, and the incumbent of noisy
 //!   observations.
+//! * [`eulbo`] — EULBO: joint optimisation of a CaGP/RCaGP and the next query point under
+//!   the softplus expected utility, with the reference code's alternation, clipping, patience
+//!   and restore-on-failure.
 //! * [`optimize`] — the candidate that maximises an acquisition over a box: multi-start
 //!   L-BFGS-B from the best of scrambled-Sobol raw samples, with optional fixed inputs.
 //! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley) with their boxes
@@ -12,6 +15,7 @@
 //! * [`turbo`] — TuRBO trust regions: expand, shrink and restart rules, and the region's box.
 
 pub mod acquisition;
+pub mod eulbo;
 pub mod optimize;
 pub mod problems;
 pub mod suggest;

@@ -47,8 +47,8 @@ use faer::{Mat, MatRef};
 
 use self::action_set::ActionSet;
 pub use self::action_set::Actions;
-pub use self::joint::JointEvaluation;
 use self::elbo::{forward, mat_vec, State};
+pub use self::joint::JointEvaluation;
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
 use super::ModelError;

@@ -18,9 +18,9 @@
 mod improvement;
 mod incumbent;
 pub mod normal;
+mod softplus_ei;
 #[cfg(test)]
 mod tests;
-mod softplus_ei;
 mod ucb;
 
 use faer::{Mat, MatRef};
@@ -99,7 +99,7 @@ impl<'p, U: MarginalUtility> Analytic<'p, U> {
 
 /// The standard deviation from a variance, floored at `√MIN_VARIANCE`; whether the floor
 /// applied.
-fn standard_deviation(var: f64) -> (f64, bool) {
+pub(crate) fn standard_deviation(var: f64) -> (f64, bool) {
     if var > MIN_VARIANCE {
         (var.sqrt(), false)
     } else {

@@ -72,7 +72,13 @@ fn check(gp: &CaGp, learn_mean: bool, w: f64) {
 fn joint_gradient_matches_finite_differences_for_block_actions() {
     let (x, y) = problem(23, 72, true);
     for robust in [true, false] {
-        let gp = model_with(&x, &y, Actions::Blocks(random_blocks(23, 4, 73)), robust, 0.8);
+        let gp = model_with(
+            &x,
+            &y,
+            Actions::Blocks(random_blocks(23, 4, 73)),
+            robust,
+            0.8,
+        );
         check(&gp, true, 1.0);
         check(&gp, false, 1.0 / 23.0);
     }
