@@ -139,7 +139,10 @@ fn seed(
         .map(|i| (0..q).map(|t| mb[t] * e[(i, t)]).sum())
         .collect();
     let kuu_bar = Mat::<f64>::from_fn(m, m, |i, k| {
-        lam_bar[(i, k)] + (0..q).map(|t| vb[t] * beta[(i, t)] * beta[(k, t)]).sum::<f64>()
+        lam_bar[(i, k)]
+            + (0..q)
+                .map(|t| vb[t] * beta[(i, t)] * beta[(k, t)])
+                .sum::<f64>()
     });
     let kuf = kernel.cross(z, x);
     let (p, tt) = (&pseudo.p, &pseudo.t);
@@ -147,9 +150,7 @@ fn seed(
     let lk = &lam_sym2 * &kuf;
     let lam_kuf = &lam_bar * &kuf;
     let n = x.nrows();
-    let kuf_bar = Mat::<f64>::from_fn(m, n, |i, j| {
-        lk[(i, j)] * p[j] + r_bar[i] * p[j] * tt[j]
-    });
+    let kuf_bar = Mat::<f64>::from_fn(m, n, |i, j| lk[(i, j)] * p[j] + r_bar[i] * p[j] * tt[j]);
     let kfu_r: Vec<f64> = (0..n)
         .map(|j| (0..m).map(|i| kuf[(i, j)] * r_bar[i]).sum())
         .collect();

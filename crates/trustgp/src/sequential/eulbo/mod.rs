@@ -32,7 +32,9 @@
 //!
 //! The models: CaGP and RCaGP ([`CaGp`](crate::models::computation_aware::CaGp)) with block
 //! actions (trained) or inducing-point actions (fixed inducing inputs, `S = k(X, Z)` moving
-//! with the kernel). A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then
+//! with the kernel); RCSVGP and SGPR ([`SparseGp`](crate::models::sparse::SparseGp), the
+//! collapsed bounds, inducing inputs trained). The uncollapsed SVGP of `models::svgp` is not
+//! an [`EulboModel`] yet. A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then
 //! plays the spec's 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the
 //! box or TuRBO region, and passes that box as `bounds`:
 //!
@@ -48,6 +50,7 @@
 mod adam;
 mod cagp;
 mod objective;
+mod sparse;
 #[cfg(test)]
 mod tests;
 
@@ -67,6 +70,8 @@ pub struct Trainable {
     pub mean: bool,
     /// The noise variance.
     pub noise: bool,
+    /// The inducing inputs of RCSVGP/SGPR (CaGP's inducing-point actions stay fixed).
+    pub inducing: bool,
 }
 
 /// A variational model that EULBO can optimise jointly with a query point.
@@ -135,7 +140,8 @@ pub struct EulboOptions {
     pub max_restores: usize,
     /// The weight of the ELBO against the utility.
     pub elbo_scale: ElboScale,
-    /// Which optional parameters are trained (mean frozen, noise trained: the BO setting).
+    /// Which optional parameters are trained (mean frozen, noise and inducing inputs trained:
+    /// the BO setting).
     pub learn: Trainable,
 }
 
@@ -153,6 +159,7 @@ impl Default for EulboOptions {
             learn: Trainable {
                 mean: false,
                 noise: true,
+                inducing: true,
             },
         }
     }

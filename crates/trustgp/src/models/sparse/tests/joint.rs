@@ -28,7 +28,8 @@ fn check(kind: SparseKind, w: f64) {
         w: vec![0.2, -0.1],
         b: 0.3,
     };
-    let k = kernel("const(var=0.8) * matern52(ls=[0.9, 0.6]) + const(var=0.3) * rq(ls=1.4, alpha=2)");
+    let k =
+        kernel("const(var=0.8) * matern52(ls=[0.9, 0.6]) + const(var=0.3) * rq(ls=1.4, alpha=2)");
     let gp = SparseGp::from_parts(kind, x, y, k, mean, 0.3, z, 0.8, 1.0).unwrap();
     let xq = data(2, 2, 92).0;
     let v = gp.parameters(true);
@@ -48,8 +49,8 @@ fn check(kind: SparseKind, w: f64) {
         let (mut lo, mut hi) = (v.clone(), v.clone());
         lo[k] -= h;
         hi[k] += h;
-        let fd = (objective(&gp, &hi, w, xq.as_ref()) - objective(&gp, &lo, w, xq.as_ref()))
-            / (2.0 * h);
+        let fd =
+            (objective(&gp, &hi, w, xq.as_ref()) - objective(&gp, &lo, w, xq.as_ref())) / (2.0 * h);
         assert!(
             (fd - ev.parameters[k]).abs() < 1e-7 * scale,
             "{kind:?}, parameter {k} of {}: analytic {} vs finite difference {fd}",

@@ -1,0 +1,44 @@
+//! RCSVGP and SGPR ([`SparseGp`], collapsed bounds) as EULBO models: the joint gradient is
+//! [`SparseGp::joint_evaluation`]'s, over the kernel, the noise, the mean's parameters and (if
+//! [`Trainable::inducing`]) the inducing inputs.
+
+use faer::MatRef;
+
+use super::{EulboModel, Trainable};
+use crate::models::computation_aware::JointEvaluation;
+use crate::models::sparse::SparseGp;
+use crate::models::ModelError;
+use crate::posterior::Marginals;
+
+impl EulboModel for SparseGp {
+    fn n_data(&self) -> usize {
+        self.y().len()
+    }
+
+    fn input_dim(&self) -> usize {
+        self.x().ncols()
+    }
+
+    fn parameters(&self, learn: Trainable) -> Vec<f64> {
+        SparseGp::parameters(self, learn.inducing)
+    }
+
+    fn parameter_bounds(&self, learn: Trainable) -> Vec<(f64, f64)> {
+        SparseGp::parameter_bounds(self, learn.mean, learn.noise, learn.inducing)
+    }
+
+    fn with_parameters(&self, v: &[f64], learn: Trainable) -> Result<Self, ModelError> {
+        SparseGp::with_parameters(self, v, learn.inducing)
+    }
+
+    fn joint_evaluation(
+        &self,
+        v: &[f64],
+        learn: Trainable,
+        elbo_weight: f64,
+        xq: MatRef<'_, f64>,
+        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+    ) -> Result<JointEvaluation, ModelError> {
+        SparseGp::joint_evaluation(self, v, learn.inducing, elbo_weight, xq, adjoints)
+    }
+}
