@@ -28,6 +28,10 @@ use crate::kernels::Covariance;
 use crate::models::ModelError;
 use crate::posterior::Marginals;
 
+/// `(μ̄, v̄)` from the predictive at the query points: the derivatives of a function of that
+/// predictive in each query point's mean and variance.
+pub type Adjoints<'a> = &'a mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>);
+
 /// Adjoints that a function of the predictive at query points adds to the ELBO's backward
 /// pass.
 #[derive(Clone, Debug)]
@@ -131,7 +135,7 @@ impl CaGp {
         learn_mean: bool,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+        adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         super::fit::check_positive("the ELBO weight", elbo_weight)?;
         let d = self.x.ncols();

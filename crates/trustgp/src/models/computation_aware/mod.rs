@@ -48,7 +48,7 @@ use faer::{Mat, MatRef};
 use self::action_set::ActionSet;
 pub use self::action_set::Actions;
 use self::elbo::{forward, mat_vec, State};
-pub use self::joint::JointEvaluation;
+pub use self::joint::{Adjoints, JointEvaluation};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
 use super::ModelError;

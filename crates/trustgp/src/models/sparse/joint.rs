@@ -31,7 +31,7 @@ use super::likelihood::Pseudo;
 use super::{Problem, SparseGp};
 use crate::kernels::{Covariance, Kernel};
 use crate::means::PriorMean;
-use crate::models::computation_aware::JointEvaluation;
+use crate::models::computation_aware::{Adjoints, JointEvaluation};
 use crate::models::ModelError;
 use crate::posterior::Marginals;
 
@@ -90,7 +90,7 @@ fn seed(
     weight: f64,
     factors: &Factors,
     pseudo: &Pseudo,
-    adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+    adjoints: Adjoints<'_>,
     out: &mut Option<QueryParts>,
 ) -> Result<Seed, ModelError> {
     let (m, q, x) = (z.nrows(), xq.nrows(), gp.x.as_ref());
@@ -283,7 +283,7 @@ impl SparseGp {
         learn_inducing: bool,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+        adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         super::fit::check_positive("the ELBO weight", elbo_weight)?;
         crate::models::checks::check_matrix("query point", xq, self.x.ncols())?;

@@ -4,9 +4,8 @@
 use faer::MatRef;
 
 use super::{EulboModel, Trainable};
-use crate::models::computation_aware::{CaGp, JointEvaluation};
+use crate::models::computation_aware::{Adjoints, CaGp, JointEvaluation};
 use crate::models::ModelError;
-use crate::posterior::Marginals;
 
 impl EulboModel for CaGp {
     fn n_data(&self) -> usize {
@@ -35,7 +34,7 @@ impl EulboModel for CaGp {
         learn: Trainable,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+        adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         CaGp::joint_evaluation(self, v, learn.mean, elbo_weight, xq, adjoints)
     }

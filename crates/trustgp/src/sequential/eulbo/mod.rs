@@ -58,9 +58,8 @@ use faer::MatRef;
 
 use self::adam::Adam;
 use self::objective::{evaluate, Evaluation};
-use crate::models::computation_aware::JointEvaluation;
+use crate::models::computation_aware::{Adjoints, JointEvaluation};
 use crate::models::ModelError;
-use crate::posterior::Marginals;
 use crate::sequential::acquisition::SoftplusEi;
 
 /// Which optional model parameters EULBO trains.
@@ -106,7 +105,7 @@ pub trait EulboModel: Sized {
         learn: Trainable,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+        adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError>;
 }
 

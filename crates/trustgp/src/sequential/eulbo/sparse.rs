@@ -5,10 +5,9 @@
 use faer::MatRef;
 
 use super::{EulboModel, Trainable};
-use crate::models::computation_aware::JointEvaluation;
+use crate::models::computation_aware::{Adjoints, JointEvaluation};
 use crate::models::sparse::SparseGp;
 use crate::models::ModelError;
-use crate::posterior::Marginals;
 
 impl EulboModel for SparseGp {
     fn n_data(&self) -> usize {
@@ -37,7 +36,7 @@ impl EulboModel for SparseGp {
         learn: Trainable,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+        adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         SparseGp::joint_evaluation(self, v, learn.inducing, elbo_weight, xq, adjoints)
     }

@@ -13,7 +13,7 @@ use super::objective::evaluate;
 use super::{optimize, ElboScale, EulboModel, EulboOptions, EulboResult, Trainable};
 use crate::kernels::Kernel;
 use crate::means::Mean;
-use crate::models::computation_aware::{Actions, CaGp, JointEvaluation};
+use crate::models::computation_aware::{Actions, Adjoints, CaGp, JointEvaluation};
 use crate::models::sparse::{SparseGp, SparseKind};
 use crate::models::ModelError;
 use crate::posterior::Marginals;
@@ -243,7 +243,7 @@ impl EulboModel for Toy {
         _: Trainable,
         w: f64,
         xq: MatRef<'_, f64>,
-        adjoints: &mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>),
+        adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         let bad = v[0] > self.limit;
         if bad && !self.nan {
@@ -303,11 +303,14 @@ fn numerical_failure_restores_and_shrinks_the_learning_rates() {
     }
 }
 
+/// A start, a box, an incumbent, options, and a word the error must contain.
+type Case<'a> = (&'a [f64], &'a [(f64, f64)], f64, EulboOptions, &'a str);
+
 #[test]
 fn bad_inputs_are_rejected() {
     let gp = model(12, true, true);
     let ok = [(0.0, 1.0), (0.0, 1.0)];
-    let cases: [(&[f64], &[(f64, f64)], f64, EulboOptions, &str); 6] = [
+    let cases: [Case<'_>; 6] = [
         (&[0.5], &ok, 0.0, EulboOptions::default(), "2 inputs"),
         (
             &[0.5, 0.5],
