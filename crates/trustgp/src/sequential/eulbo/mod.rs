@@ -8,7 +8,7 @@
 //! ```
 //!
 //! the model's ELBO plus the softplus expected utility
-//! ([`SoftplusEi`](crate::sequential::acquisition::SoftplusEi)) under the model's **posterior**
+//! ([`SoftplusEi`]) under the model's **posterior**
 //! predictive at `x` (the spec's fix: the reference evaluated it under the prior), with
 //! `s = 1` ([`ElboScale::Sum`], the paper's) or `1/n` ([`ElboScale::PerDatum`], §6.9: the
 //! utility then weighs as much as one datum's share of the ELBO, not `1/n` of it).
