@@ -32,11 +32,15 @@
 //!
 //! The models: CaGP and RCaGP ([`CaGp`](crate::models::computation_aware::CaGp)) with block
 //! actions (trained) or inducing-point actions (fixed inducing inputs, `S = k(X, Z)` moving
-//! with the kernel); RCSVGP and SGPR ([`SparseGp`](crate::models::sparse::SparseGp), the
-//! collapsed bounds, inducing inputs trained). The uncollapsed SVGP of `models::svgp` is not
-//! an [`EulboModel`] yet. A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then
-//! plays the spec's 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the
-//! box or TuRBO region, and passes that box as `bounds`:
+//! with the kernel; re-draw block actions for a new training set with
+//! [`Actions::random_blocks`](crate::models::computation_aware::Actions::random_blocks));
+//! RCSVGP and SGPR ([`SparseGp`](crate::models::sparse::SparseGp), the collapsed bounds,
+//! inducing inputs trained). The uncollapsed SVGP of `models::svgp` is not an [`EulboModel`]
+//! yet, and only `q = 1` is supported (the Monte-Carlo batch form of §2.11 is not built).
+//!
+//! A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then plays the spec's
+//! 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the box or TuRBO
+//! region, and passes that box as `bounds`:
 //!
 //! ```no_run
 //! # use trustgp::models::computation_aware::CaGp;
@@ -355,8 +359,9 @@ fn checked_start(x0: &[f64], bounds: &[(f64, f64)], d: usize) -> Result<Vec<f64>
 }
 
 /// Jointly optimises `model` and a query point from `x0` in the box `bounds` (model input
-/// units) with the softplus utility over `incumbent` (the best standardised observation, as
-/// the reference); see the module notes for the loop.
+/// units; a start outside the box is projected into it) with the softplus utility over
+/// `incumbent` (the best standardised observation, as the reference); see the module notes
+/// for the loop.
 ///
 /// # Errors
 /// [`ModelError::Invalid`] for bad options, a start or box of the wrong length or not finite,

@@ -119,3 +119,31 @@ fn joint_evaluation_rejects_bad_inputs() {
     let err = gp.with_parameters(&bad, true).unwrap_err().to_string();
     assert!(err.contains("not finite"), "{err}");
 }
+
+#[test]
+fn random_blocks_have_the_spec_sizes_and_variance_and_depend_only_on_the_seed() {
+    let Actions::Blocks(blocks) = Actions::random_blocks(20_003, 4, 5).unwrap() else {
+        panic!("block actions expected");
+    };
+    // 20 003 = 4·5000 + 3: the first three blocks one row longer.
+    let sizes: Vec<usize> = blocks.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [5001, 5001, 5001, 5000]);
+    for b in &blocks {
+        let k = b.len() as f64;
+        // k·mean square estimates 1 with relative standard deviation √(2/k) = 2%.
+        let ms = b.iter().map(|v| v * v).sum::<f64>() / k;
+        assert!((k * ms - 1.0).abs() < 0.1, "k·E[θ²] = {}", k * ms);
+    }
+    assert_eq!(
+        Actions::random_blocks(30, 4, 5).unwrap(),
+        Actions::random_blocks(30, 4, 5).unwrap()
+    );
+    assert_ne!(
+        Actions::random_blocks(30, 4, 5).unwrap(),
+        Actions::random_blocks(30, 4, 6).unwrap()
+    );
+    for i in [0, 31] {
+        let err = Actions::random_blocks(30, i, 5).unwrap_err().to_string();
+        assert!(err.contains("action blocks"), "{err}");
+    }
+}
