@@ -33,6 +33,7 @@
 //! `v_f + σ²`, respectively `v_f + s² ν/(ν − 2)` ([`Svgp::predictive_noise`]).
 
 mod elbo;
+mod joint;
 mod layout;
 mod likelihood;
 mod natural;

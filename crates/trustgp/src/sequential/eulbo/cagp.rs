@@ -16,12 +16,12 @@ impl EulboModel for CaGp {
         self.x().ncols()
     }
 
-    fn parameters(&self, learn: Trainable) -> Vec<f64> {
-        CaGp::parameters(self, learn.mean)
+    fn parameters(&self, learn: Trainable) -> Result<Vec<f64>, ModelError> {
+        Ok(CaGp::parameters(self, learn.mean))
     }
 
-    fn parameter_bounds(&self, learn: Trainable) -> Vec<(f64, f64)> {
-        CaGp::parameter_bounds(self, learn.mean, learn.noise)
+    fn parameter_bounds(&self, learn: Trainable) -> Result<Vec<(f64, f64)>, ModelError> {
+        Ok(CaGp::parameter_bounds(self, learn.mean, learn.noise))
     }
 
     fn with_parameters(&self, v: &[f64], learn: Trainable) -> Result<Self, ModelError> {

@@ -35,8 +35,10 @@
 //! with the kernel; re-draw block actions for a new training set with
 //! [`Actions::random_blocks`](crate::models::computation_aware::Actions::random_blocks));
 //! RCSVGP and SGPR ([`SparseGp`](crate::models::sparse::SparseGp), the collapsed bounds,
-//! inducing inputs trained). The uncollapsed SVGP of `models::svgp` is not an [`EulboModel`]
-//! yet, and only `q = 1` is supported (the Monte-Carlo batch form of §2.11 is not built).
+//! inducing inputs trained); SVGP ([`SvgpOnData`]: the uncollapsed
+//! [`Svgp`](crate::models::svgp::Svgp) with its training data, the variational parameters
+//! trained with the rest). Only `q = 1` is supported (the Monte-Carlo batch form of §2.11 is
+//! not built).
 //!
 //! A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then plays the spec's
 //! 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the box or TuRBO
@@ -55,8 +57,11 @@ mod adam;
 mod cagp;
 mod objective;
 mod sparse;
+mod svgp;
 #[cfg(test)]
 mod tests;
+
+pub use self::svgp::SvgpOnData;
 
 use faer::MatRef;
 
@@ -86,10 +91,16 @@ pub trait EulboModel: Sized {
     fn input_dim(&self) -> usize;
 
     /// The trainable parameters as one vector.
-    fn parameters(&self, learn: Trainable) -> Vec<f64>;
+    ///
+    /// # Errors
+    /// [`ModelError`] if the model's parameters cannot be represented (out of their domain).
+    fn parameters(&self, learn: Trainable) -> Result<Vec<f64>, ModelError>;
 
     /// Box constraints of [`EulboModel::parameters`] (fixed entries have a box of zero width).
-    fn parameter_bounds(&self, learn: Trainable) -> Vec<(f64, f64)>;
+    ///
+    /// # Errors
+    /// As for [`EulboModel::parameters`].
+    fn parameter_bounds(&self, learn: Trainable) -> Result<Vec<(f64, f64)>, ModelError>;
 
     /// The model at parameters `v`.
     ///
@@ -379,7 +390,7 @@ pub fn optimize<M: EulboModel>(
     let problem = Problem {
         model,
         bounds,
-        param_bounds: model.parameter_bounds(opts.learn),
+        param_bounds: model.parameter_bounds(opts.learn)?,
         utility: SoftplusEi::new(incumbent)?,
         elbo_weight: match opts.elbo_scale {
             ElboScale::Sum => 1.0,
@@ -387,7 +398,7 @@ pub fn optimize<M: EulboModel>(
         },
         opts,
     };
-    let v0 = model.parameters(opts.learn);
+    let v0 = model.parameters(opts.learn)?;
     let start = evaluate(
         model,
         &v0,

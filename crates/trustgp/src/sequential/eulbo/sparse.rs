@@ -18,12 +18,17 @@ impl EulboModel for SparseGp {
         self.x().ncols()
     }
 
-    fn parameters(&self, learn: Trainable) -> Vec<f64> {
-        SparseGp::parameters(self, learn.inducing)
+    fn parameters(&self, learn: Trainable) -> Result<Vec<f64>, ModelError> {
+        Ok(SparseGp::parameters(self, learn.inducing))
     }
 
-    fn parameter_bounds(&self, learn: Trainable) -> Vec<(f64, f64)> {
-        SparseGp::parameter_bounds(self, learn.mean, learn.noise, learn.inducing)
+    fn parameter_bounds(&self, learn: Trainable) -> Result<Vec<(f64, f64)>, ModelError> {
+        Ok(SparseGp::parameter_bounds(
+            self,
+            learn.mean,
+            learn.noise,
+            learn.inducing,
+        ))
     }
 
     fn with_parameters(&self, v: &[f64], learn: Trainable) -> Result<Self, ModelError> {

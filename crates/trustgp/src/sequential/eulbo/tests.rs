@@ -10,11 +10,12 @@ use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
 use super::objective::evaluate;
-use super::{optimize, ElboScale, EulboModel, EulboOptions, EulboResult, Trainable};
+use super::{optimize, ElboScale, EulboModel, EulboOptions, EulboResult, SvgpOnData, Trainable};
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::computation_aware::{Actions, Adjoints, CaGp, JointEvaluation};
 use crate::models::sparse::{SparseGp, SparseKind};
+use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
 use crate::posterior::Marginals;
 use crate::sequential::acquisition::{MarginalUtility, SoftplusEi};
@@ -78,6 +79,36 @@ fn sparse_model(n: usize, robust: bool) -> SparseGp {
     SparseGp::from_parts(kind, x, y, kernel, mean, 0.1, z, 1.0, 1.0).unwrap()
 }
 
+/// An SVGP (Gaussian likelihood, noise 0.1) on [`data`] with 6 seeded inducing inputs and
+/// generic variational parameters.
+fn svgp_model(n: usize) -> SvgpOnData {
+    let (x, y) = data(n, 81);
+    let mut rng = StdRng::seed_from_u64(84);
+    let m = 6;
+    let z = Mat::from_fn(m, 2, |_, _| rng.random_range(0.0..1.0));
+    let m_tilde = (0..m)
+        .map(|_| rng.sample::<f64, _>(StandardNormal))
+        .collect();
+    let l_tilde = Mat::from_fn(m, m, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => 0.2 * rng.sample::<f64, _>(StandardNormal),
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    });
+    let kernel = Kernel::parse("const(var=1.3) * matern52(ls=[0.4, 0.6])").unwrap();
+    let mean = Mean::Constant { c: 0.2 };
+    let svgp = Svgp::from_parts(
+        kernel,
+        mean,
+        vec![0.1],
+        SvgpLikelihood::Gaussian,
+        z,
+        m_tilde,
+        l_tilde,
+    )
+    .unwrap();
+    SvgpOnData::new(svgp, x, y).unwrap()
+}
+
 /// The objective's gradient against central differences in every parameter and input (to
 /// `tol` relative to the largest partial derivative: the difference's round-off scales with
 /// the ELBO), and its value against the ELBO plus the utility at the model's own predictive.
@@ -85,7 +116,7 @@ fn check_gradient<M: EulboModel>(gp: &M, elbo: f64, predictive: Marginals, tol: 
     let utility = SoftplusEi::new(0.9).unwrap();
     let x = [0.35, 0.7];
     for weight in [1.0, 1.0 / gp.n_data() as f64] {
-        let v = gp.parameters(ALL);
+        let v = gp.parameters(ALL).unwrap();
         let ev = evaluate(gp, &v, ALL, weight, &x, &utility, true).unwrap();
         let at = |v: &[f64], x: &[f64]| {
             evaluate(gp, v, ALL, weight, x, &utility, true)
@@ -139,6 +170,9 @@ fn objective_gradient_matches_finite_differences() {
         let what = format!("sparse, robust {robust}");
         check_gradient(&gp, gp.bound(), gp.predict(xq), 1e-7, &what);
     }
+    let gp = svgp_model(17);
+    let elbo = gp.model.elbo(gp.x(), gp.y()).unwrap();
+    check_gradient(&gp, elbo, gp.model.predict(xq), 1e-7, "SVGP");
 }
 
 /// Runs the loop twice from a start outside the box and checks that it improves on the start,
@@ -171,7 +205,7 @@ fn check_loop<M: EulboModel>(gp: &M, scale: ElboScale, what: &str) -> EulboResul
         ElboScale::PerDatum => 1.0 / gp.n_data() as f64,
     };
     let utility = SoftplusEi::new(1.0).unwrap();
-    let v = r.model.parameters(opts.learn);
+    let v = r.model.parameters(opts.learn).unwrap();
     let again = evaluate(&r.model, &v, opts.learn, weight, &r.x, &utility, true).unwrap();
     assert!(
         (again.objective - r.objective).abs() < 1e-9 * r.objective.abs(),
@@ -182,7 +216,10 @@ fn check_loop<M: EulboModel>(gp: &M, scale: ElboScale, what: &str) -> EulboResul
     let r2 = run();
     assert_eq!(r2.x, r.x);
     assert_eq!(r2.objective.to_bits(), r.objective.to_bits());
-    assert_eq!(r2.model.parameters(ALL), r.model.parameters(ALL));
+    assert_eq!(
+        r2.model.parameters(ALL).unwrap(),
+        r.model.parameters(ALL).unwrap()
+    );
     r
 }
 
@@ -206,6 +243,13 @@ fn the_loop_improves_stays_in_the_box_and_is_deterministic() {
             r.model.inducing() != gp.inducing(),
             "the inducing inputs are trained"
         );
+        let gp = svgp_model(40);
+        let r = check_loop(&gp, scale, "SVGP");
+        assert_eq!(r.model.model.mean(), gp.model.mean());
+        assert!(
+            r.model.model.likelihood() != gp.model.likelihood(),
+            "the noise is trained"
+        );
     }
 }
 
@@ -224,11 +268,11 @@ impl EulboModel for Toy {
     fn input_dim(&self) -> usize {
         1
     }
-    fn parameters(&self, _: Trainable) -> Vec<f64> {
-        vec![self.v]
+    fn parameters(&self, _: Trainable) -> Result<Vec<f64>, ModelError> {
+        Ok(vec![self.v])
     }
-    fn parameter_bounds(&self, _: Trainable) -> Vec<(f64, f64)> {
-        vec![(f64::NEG_INFINITY, f64::INFINITY)]
+    fn parameter_bounds(&self, _: Trainable) -> Result<Vec<(f64, f64)>, ModelError> {
+        Ok(vec![(f64::NEG_INFINITY, f64::INFINITY)])
     }
     fn with_parameters(&self, v: &[f64], _: Trainable) -> Result<Self, ModelError> {
         Ok(Toy {
