@@ -6,6 +6,9 @@
 //!   observations.
 //! * [`dpp`] — greedy MAP selection from a quality-weighted DPP (DPP-BO's inducing points):
 //!   pivoted Cholesky of `diag(q) K diag(q)`.
+//! * [`eulbo`] — EULBO: joint optimisation of a sparse or computation-aware model (SVGP, RCSVGP,
+//!   CaGP, RCaGP) and the next query point under the softplus expected utility, with the
+//!   reference code's alternation, clipping, patience and restore-on-failure.
 //! * [`optimize`] — the candidate that maximises an acquisition over a box: multi-start
 //!   L-BFGS-B from the best of scrambled-Sobol raw samples, with optional fixed inputs.
 //! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley) with their boxes
@@ -18,6 +21,7 @@
 pub mod acquisition;
 pub mod bayes_opt;
 pub mod dpp;
+pub mod eulbo;
 pub mod optimize;
 pub mod problems;
 pub mod suggest;

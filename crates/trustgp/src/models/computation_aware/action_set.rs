@@ -50,6 +50,25 @@ pub enum Actions {
     Inducing(Mat<f64>),
 }
 
+impl Actions {
+    /// `i` block actions over `n` training rows with entries drawn from `N(0, 1/k_b)` (`k_b`
+    /// the block's length), seeded: the random initialisation that [`super::CaGp::fit`] uses,
+    /// and what a caller re-draws when the training set changes (`rcagp.md` §3.5 step 6, §6.11).
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] unless `1 ≤ i ≤ n`.
+    pub fn random_blocks(n: usize, i: usize, seed: u64) -> Result<Actions, ModelError> {
+        if i == 0 || i > n {
+            return Err(ModelError::Invalid(format!(
+                "need between 1 and n = {n} action blocks, got {i}"
+            )));
+        }
+        Ok(Actions::Blocks(
+            BlockActions::random(n, i, seed).blocks().to_vec(),
+        ))
+    }
+}
+
 /// A range of training rows and the action columns that may be non-zero on them.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Chunk {

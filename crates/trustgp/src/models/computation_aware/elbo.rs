@@ -12,6 +12,7 @@ use faer::{Accum, Mat, MatRef};
 
 use super::action_set::{ActionSet, Chunk, ProjectedNoise};
 use super::actions::dot;
+use super::joint::Seed;
 use super::likelihood::{PseudoLikelihood, Weighting};
 use crate::kernels::Kernel;
 use crate::linalg::{Cholesky, Parallelism};
@@ -157,6 +158,18 @@ pub(crate) fn mat_vec(a: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
 
 /// The gradient of [`forward`]'s ELBO by the adjoints of spec §2.6.
 pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradient {
+    gradient_seeded(x, state, fw, None)
+}
+
+/// [`gradient`] of the ELBO plus a function of the predictive at query points, whose adjoints
+/// of `a`, `G`, `S`, the kernel's log-hyperparameters and `m0` are `seed` (see
+/// [`super::joint`]); they enter the same backward pass as the ELBO's own.
+pub(crate) fn gradient_seeded(
+    x: MatRef<'_, f64>,
+    state: &State,
+    fw: &Forward,
+    seed: Option<&Seed>,
+) -> Gradient {
     let n = x.nrows();
     let acts = &state.actions;
     let i = acts.count();
@@ -165,7 +178,12 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     // μ̄ = ν − Pμ̂,  ā = Bᵀμ̄ − Ma,  z̄ = G⁻¹ā.
     let mu_bar: Vec<f64> = (0..n).map(|j| lik.nu[j] - lik.p[j] * fw.mu[j]).collect();
     let ma = mat_vec(m.as_ref(), a);
-    let a_bar: Vec<f64> = (0..i).map(|c| dot(&col(b, c), &mu_bar) - ma[c]).collect();
+    let mut a_bar: Vec<f64> = (0..i).map(|c| dot(&col(b, c), &mu_bar) - ma[c]).collect();
+    if let Some(sd) = seed {
+        for (ab, extra) in a_bar.iter_mut().zip(&sd.a_bar) {
+            *ab += extra;
+        }
+    }
     let z_bar = mat_vec(ginv.as_ref(), &a_bar);
     // B̄ = μ̄aᵀ + PBG⁻¹.
     let pb = Mat::<f64>::from_fn(n, i, |j, c| lik.p[j] * b[(j, c)]);
@@ -175,9 +193,12 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     let gbpbg = b.transpose() * &pbg;
     let gbpbg = &ginv * &gbpbg;
     let gmg = &ginv * m * &ginv;
-    let g_bar = Mat::<f64>::from_fn(i, i, |r, c| {
+    let mut g_bar = Mat::<f64>::from_fn(i, i, |r, c| {
         -z_bar[r] * a[c] - 0.5 * (gbpbg[(r, c)] + ginv[(r, c)] + gmg[(r, c)])
     });
+    if let Some(sd) = seed {
+        g_bar += &sd.g_bar;
+    }
     // M̄_tot = −½aaᵀ + ½G⁻¹ + Ḡ,  T̄_tot = ½T⁻¹ + Ḡ (on the entries T has).
     let m_bar = Mat::<f64>::from_fn(i, i, |r, c| {
         -0.5 * a[r] * a[c] + 0.5 * ginv[(r, c)] + g_bar[(r, c)]
@@ -190,12 +211,18 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     // S̄ = K B̄ + KS(M̄ + M̄ᵀ) + DS(T̄ + T̄ᵀ) + r z̄ᵀ; K B̄ is added chunk by chunk below.
     let ds = Mat::<f64>::from_fn(n, i, |j, c| lik.d[j] * s[(j, c)]);
     let mut s_bar = b * &m_sym + &ds * &t_sym;
+    if let Some(sd) = seed {
+        s_bar += &sd.s_bar;
+    }
     for c in 0..i {
         for j in 0..n {
             s_bar[(j, c)] += lik.r[j] * z_bar[c];
         }
     }
-    let mut grad_k = vec![0.0; state.kernel.n_params()];
+    let mut grad_k = match seed {
+        Some(sd) => sd.kernel.clone(),
+        None => vec![0.0; state.kernel.n_params()],
+    };
     for ch in acts.chunks(n) {
         let w = v.as_ref().subcols(ch.cols.start, ch.cols.len()) * on_chunk(s, &ch).transpose();
         // k(X, X_R) comes out of the contraction's own pass over the pairs.
@@ -229,7 +256,7 @@ pub(crate) fn gradient(x: MatRef<'_, f64>, state: &State, fw: &Forward) -> Gradi
     Gradient {
         kernel: grad_k,
         log_noise,
-        mean: d_m0 + mu_bar.iter().sum::<f64>(),
+        mean: d_m0 + mu_bar.iter().sum::<f64>() + seed.map_or(0.0, |sd| sd.mean),
         actions,
     }
 }

@@ -60,15 +60,15 @@ pub(crate) fn weighting(robust: bool, beta: f64, c: f64) -> Weighting {
 }
 
 /// Which entries of the flat vector exist.
-struct Layout {
-    n_kernel: usize,
-    learn_mean: bool,
-    learn_noise: bool,
+pub(super) struct Layout {
+    pub(super) n_kernel: usize,
+    pub(super) learn_mean: bool,
+    pub(super) learn_noise: bool,
 }
 
 impl Layout {
     /// The flat vector of `s`.
-    fn to_vec(&self, s: &State) -> Vec<f64> {
+    pub(super) fn to_vec(&self, s: &State) -> Vec<f64> {
         let mut v = s.kernel.log_params();
         v.push(s.noise.ln());
         if self.learn_mean {
@@ -80,7 +80,7 @@ impl Layout {
 
     /// Bounds: the kernel's own, `σ² ∈ [1e-4, NOISE_BOUNDS.1]` (or a box of zero width at its
     /// value when it is not learned), the rest free.
-    fn bounds(&self, s: &State) -> Vec<(f64, f64)> {
+    pub(super) fn bounds(&self, s: &State) -> Vec<(f64, f64)> {
         let mut b = s.kernel.log_bounds();
         b.push(if self.learn_noise {
             (NOISE_FLOOR.ln(), NOISE_BOUNDS.1.ln())
@@ -96,7 +96,7 @@ impl Layout {
     }
 
     /// `template` with the parameters of `v`.
-    fn state(&self, template: &State, v: &[f64]) -> Result<State, ModelError> {
+    pub(super) fn state(&self, template: &State, v: &[f64]) -> Result<State, ModelError> {
         let mut s = template.clone();
         s.kernel.set_log_params(&v[..self.n_kernel])?;
         s.noise = v[self.n_kernel].exp();
@@ -110,7 +110,7 @@ impl Layout {
     }
 
     /// The gradient laid out like the flat vector.
-    fn grad_vec(&self, g: Gradient) -> Vec<f64> {
+    pub(super) fn grad_vec(&self, g: Gradient) -> Vec<f64> {
         let mut v = g.kernel;
         v.push(g.log_noise);
         if self.learn_mean {

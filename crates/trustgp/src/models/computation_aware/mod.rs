@@ -14,7 +14,9 @@
 //! * `likelihood` — the pseudo-likelihood quantities (`w`, `D`, `P`, `m_w`, `ν`, `C`);
 //! * `elbo` — Algorithm E and its gradient;
 //! * `fit` — input checks, parameter layout and the training loop;
-//! * `predict` — Algorithm P.
+//! * `predict` — Algorithm P;
+//! * `joint` — the ELBO with a function of the predictive at query points and their joint
+//!   gradient in the parameters and the query inputs (for EULBO).
 //!
 //! Choices and departures from the spec:
 //!
@@ -34,6 +36,7 @@ mod action_set;
 mod actions;
 mod elbo;
 mod fit;
+mod joint;
 mod likelihood;
 mod posterior;
 mod predict;
@@ -45,6 +48,7 @@ use faer::{Mat, MatRef};
 use self::action_set::ActionSet;
 pub use self::action_set::Actions;
 use self::elbo::{forward, mat_vec, State};
+pub use self::joint::{Adjoints, JointEvaluation};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
 use super::ModelError;

@@ -50,7 +50,7 @@ impl Layout {
     }
 
     /// Bounds of the flat vector; a fixed noise or mean is a box of zero width at its value.
-    fn bounds(
+    pub(super) fn bounds(
         &self,
         kernel: &Kernel,
         kind: SparseKind,

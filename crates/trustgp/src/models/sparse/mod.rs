@@ -14,10 +14,12 @@
 //! log-hyperparameters, `log σ²`, the mean's parameters and (unless frozen) the inducing inputs
 //! — are fitted by the shared [training loop](crate::fit::maximize) with analytic gradients.
 //! The soft threshold `c` of the robust weight is fixed at the start from the initial mean, and
-//! `β` is a setting.
+//! `β` is a setting. `joint` adds a function of the predictive at query points to the bound's
+//! gradient (for EULBO).
 
 pub(in crate::models) mod collapsed;
 mod fit;
+mod joint;
 mod likelihood;
 mod posterior;
 mod predict;
@@ -137,16 +139,42 @@ impl Problem<'_> {
         z: MatRef<'_, f64>,
         wanted: Wanted,
     ) -> Result<Evaluation, ModelError> {
+        self.evaluate_seeded(kernel, mean, noise, z, wanted, None)
+    }
+
+    /// [`Problem::evaluate`] whose gradient also carries the adjoints that `seed` computes
+    /// from the factors and the pseudo-likelihood (a function of the predictive at query
+    /// points, see [`joint`]); `Wanted::Value` ignores the seed.
+    fn evaluate_seeded(
+        &self,
+        kernel: &Kernel,
+        mean: &Mean,
+        noise: f64,
+        z: MatRef<'_, f64>,
+        wanted: Wanted,
+        seed: Option<joint::SeedFn<'_>>,
+    ) -> Result<Evaluation, ModelError> {
         let prior = mean.eval(self.x);
         let pseudo = self.kind.pseudo(self.y, &prior, noise, self.weight);
         let core = collapsed_bound(kernel, self.x, z, self.jitter, &pseudo.p, &pseudo.t, wanted)?;
-        let grad = core.grad.map(|g| {
+        let extra = match seed {
+            Some(f) if wanted != Wanted::Value => Some(f(&core.factors, &pseudo)?),
+            _ => None,
+        };
+        let grad = core.grad.map(|mut g| {
+            if let Some(e) = &extra {
+                e.add_to(&mut g);
+            }
             let (d_noise, d_prior) =
                 self.kind
                     .chain(self.y, &prior, noise, self.weight, &g.log_p, &g.t);
             let mut out = g.kernel;
             out.push(d_noise);
-            out.extend(mean.grad_contract(self.x, &d_prior));
+            let d_mean = mean.grad_contract(self.x, &d_prior);
+            match &extra {
+                Some(e) => out.extend(d_mean.iter().zip(&e.mean).map(|(a, b)| a + b)),
+                None => out.extend(d_mean),
+            }
             if let Some(gz) = g.z {
                 for c in 0..z.ncols() {
                     out.extend((0..z.nrows()).map(|a| gz[(a, c)]));

@@ -26,7 +26,9 @@
 use faer::linalg::matmul::triangular;
 use faer::{Accum, Mat, MatRef};
 
-use super::state::{par_for, product, product_with, State, Whitened, CHUNK, FULL, LOWER, UPPER};
+use super::state::{
+    par_for, product, product_with, BlockMarginals, State, Whitened, CHUNK, FULL, LOWER, UPPER,
+};
 use crate::likelihoods::{ExpectedGrad, Likelihood};
 use crate::linalg::mirror_lower;
 use crate::models::ModelError;
@@ -103,6 +105,31 @@ pub(super) fn evaluate(
     rows: Rows<'_>,
     need: Need,
 ) -> Result<Elbo, ModelError> {
+    evaluate_seeded(state, w, x, y, rows, need, None)
+}
+
+/// Adjoints `(μ̄, v̄)` of a function of the marginals at query rows `xq` (with those
+/// marginals), added to the ELBO's gradient: they enter exactly as a data block's `g_μ`, `g_v`.
+pub(super) struct QuerySeed<'a> {
+    pub(super) xq: MatRef<'a, f64>,
+    pub(super) marginals: &'a BlockMarginals,
+    pub(super) mean_bar: &'a [f64],
+    pub(super) var_bar: &'a [f64],
+}
+
+/// [`evaluate`] whose gradient also carries a [`QuerySeed`] (the value is the ELBO's alone).
+///
+/// # Errors
+/// As for [`evaluate`].
+pub(super) fn evaluate_seeded(
+    state: &State,
+    w: &Whitened,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    rows: Rows<'_>,
+    need: Need,
+    seed: Option<QuerySeed<'_>>,
+) -> Result<Elbo, ModelError> {
     let lik = state.likelihood.build(&state.lik_params)?;
     let (count, scale) = match rows {
         Rows::All => (x.nrows(), 1.0),
@@ -118,6 +145,9 @@ pub(super) fn evaluate(
         let xb = Mat::from_fn(len, x.ncols(), |i, c| x[(row(i), c)]);
         let yb: Vec<f64> = (0..len).map(|i| y[row(i)]).collect();
         sums.add_block(state, w, lik.as_ref(), xb.as_ref(), &yb, scale);
+    }
+    if let (Some(q), true) = (seed, need != Need::Value) {
+        sums.add_adjoints(state, w, q.xq, q.marginals, q.mean_bar, q.var_bar);
     }
     Ok(sums.finish(state, w))
 }
@@ -162,7 +192,7 @@ impl Sums {
         yb: &[f64],
         scale: f64,
     ) {
-        let (m, len) = (state.m(), yb.len());
+        let len = yb.len();
         let bm = w.marginals(state, xb);
         if self.need == Need::Value {
             self.value += scale * lik.expected_log_lik(yb, &bm.mu, &bm.v, None);
@@ -179,6 +209,30 @@ impl Sums {
         g_mu.iter_mut()
             .chain(g_v.iter_mut())
             .for_each(|v| *v *= scale);
+        self.add_adjoints(state, w, xb, &bm, &g_mu, &g_v);
+        if self.need != Need::Statistics {
+            self.grad
+                .lik
+                .iter_mut()
+                .zip(&d_lik)
+                .for_each(|(t, s)| *t += scale * s);
+        }
+    }
+
+    /// Adds the paths of the adjoints `g_μ`, `g_v` of the marginals at the rows `xb` (with
+    /// their [`BlockMarginals`] `bm`): the statistics `w̄`, `H`, and with [`Need::Gradient`]
+    /// the kernel's, the mean's and the inducing inputs' gradients through `K_uf`, `K_ff`
+    /// and `m(X)`.
+    fn add_adjoints(
+        &mut self,
+        state: &State,
+        w: &Whitened,
+        xb: MatRef<'_, f64>,
+        bm: &BlockMarginals,
+        g_mu: &[f64],
+        g_v: &[f64],
+    ) {
+        let (m, len) = (state.m(), g_mu.len());
         for (i, wi) in self.w_bar.iter_mut().enumerate() {
             *wi += (0..len).map(|j| bm.kuf[(i, j)] * g_mu[j]).sum::<f64>();
         }
@@ -199,18 +253,12 @@ impl Sums {
             return;
         }
         let grad = &mut self.grad;
-        grad.lik
-            .iter_mut()
-            .zip(&d_lik)
-            .for_each(|(t, s)| *t += scale * s);
-        let kuf_bar = Mat::from_fn(m, len, |i, j| {
-            w.w_tilde[i] * g_mu[j] + 2.0 * bm.pk[(i, j)] * g_v[j]
-        });
+        let kuf_bar = kuf_adjoint(w, bm, g_mu, g_v);
         let z = state.z.as_ref();
         let kernel = &state.kernel;
         kernel.grad_contract_cross(z, xb, kuf_bar.as_ref(), &mut grad.kernel);
-        kernel.grad_contract_diag(xb, &g_v, &mut grad.kernel);
-        let dm = state.mean.grad_contract(xb, &g_mu);
+        kernel.grad_contract_diag(xb, g_v, &mut grad.kernel);
+        let dm = state.mean.grad_contract(xb, g_mu);
         grad.mean.iter_mut().zip(dm).for_each(|(t, s)| *t += s);
         if let Some(gz) = grad.z.as_mut() {
             *gz += kernel.grad_inputs_cross(z, xb, kuf_bar.as_ref());
@@ -280,6 +328,19 @@ fn finish_gradient(
     if let Some(gz) = grad.z.as_mut() {
         *gz += 2.0 * state.kernel.grad_inputs_cross(z, z, kuu_bar.as_ref());
     }
+}
+
+/// `K̄_uf = w̃ g_μᵀ + 2 P K_uf diag(g_v)`: the adjoint of the cross-covariances of rows whose
+/// marginals have adjoints `g_μ`, `g_v`.
+pub(super) fn kuf_adjoint(
+    w: &Whitened,
+    bm: &BlockMarginals,
+    g_mu: &[f64],
+    g_v: &[f64],
+) -> Mat<f64> {
+    Mat::from_fn(bm.kuf.nrows(), g_mu.len(), |i, j| {
+        w.w_tilde[i] * g_mu[j] + 2.0 * bm.pk[(i, j)] * g_v[j]
+    })
 }
 
 /// The symmetric adjoint of `K = L Lᵀ` from the adjoint of its lower factor:

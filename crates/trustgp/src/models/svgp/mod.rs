@@ -31,8 +31,12 @@
 //! Likelihoods: Gaussian (closed-form expectation) and Student-t with learned `ν > 2` and
 //! scale `s²` (20-node Gauss–Hermite). A new observation's predictive variance is
 //! `v_f + σ²`, respectively `v_f + s² ν/(ν − 2)` ([`Svgp::predictive_noise`]).
+//!
+//! For EULBO, [`Svgp::joint_evaluation`] adds a function of the predictive at query points to
+//! the full-data ELBO's gradient (module `joint`).
 
 mod elbo;
+mod joint;
 mod layout;
 mod likelihood;
 mod natural;

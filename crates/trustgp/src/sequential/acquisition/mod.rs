@@ -18,6 +18,7 @@
 mod improvement;
 mod incumbent;
 pub mod normal;
+mod softplus_ei;
 #[cfg(test)]
 mod tests;
 mod ucb;
@@ -26,6 +27,7 @@ use faer::{Mat, MatRef};
 
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
+pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
 pub use self::ucb::UpperConfidenceBound;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
@@ -97,7 +99,7 @@ impl<'p, U: MarginalUtility> Analytic<'p, U> {
 
 /// The standard deviation from a variance, floored at `√MIN_VARIANCE`; whether the floor
 /// applied.
-fn standard_deviation(var: f64) -> (f64, bool) {
+pub(crate) fn standard_deviation(var: f64) -> (f64, bool) {
     if var > MIN_VARIANCE {
         (var.sqrt(), false)
     } else {

@@ -9,6 +9,7 @@ mod fit;
 mod gradients;
 mod inducing_actions;
 mod invariants;
+mod joint;
 
 use faer::Mat;
 use rand::rngs::StdRng;

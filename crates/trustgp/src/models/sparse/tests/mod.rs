@@ -3,6 +3,7 @@
 
 mod fitting;
 mod gradients;
+mod joint;
 mod reductions;
 
 use faer::{Mat, MatRef};

@@ -3,6 +3,7 @@
 
 mod bound;
 mod gradients;
+mod joint;
 mod training;
 
 use faer::{Mat, MatRef};

@@ -1,0 +1,448 @@
+//! EULBO: joint optimisation of a variational model and the next query point (`rcagp.md`
+//! §2.11, §3.5 step 9; Maus et al., 2024), for `q = 1`.
+//!
+//! The objective is
+//!
+//! ```text
+//! L(ϑ, S, x) = s · ELBO(ϑ, S) + E_{q(f(x))}[ln softplus(f(x) − y*)],
+//! ```
+//!
+//! the model's ELBO plus the softplus expected utility
+//! ([`SoftplusEi`]) under the model's **posterior**
+//! predictive at `x` (the spec's fix: the reference evaluated it under the prior), with
+//! `s = 1` ([`ElboScale::Sum`], the paper's) or `1/n` ([`ElboScale::PerDatum`], §6.9: the
+//! utility then weighs as much as one datum's share of the ELBO, not `1/n` of it).
+//!
+//! [`optimize`] follows the reference code's loop:
+//!
+//! 1. warm start: `warm_start_epochs` Adam steps (`model_lr`) of plain ELBO ascent;
+//! 2. epochs (at most `max_epochs`), each a **model step** (Adam, `model_lr`, on the kernel's
+//!    log-hyperparameters, `log σ²`, the mean if trained and the block actions, at fixed `x`)
+//!    then a **query step** (Adam, `query_lr`, on `x` at the new model), each gradient's norm
+//!    clipped at `clip` separately and `x` projected onto the box after every step; the run
+//!    ends when the epoch's objective has failed to improve on the best so far `patience`
+//!    times in all (not necessarily in a row);
+//! 3. a numerical failure (a factorisation error, or a non-finite value or gradient) restores
+//!    the model and `x0`, divides both learning rates by 10 and starts again, at most
+//!    `max_restores` times; when every try fails, the starting model and `x0` are returned.
+//!
+//! The result is the best `(model, x)` seen, so its objective is never below that of the
+//! starting model at `x0`. Everything is deterministic (full-batch ELBO, Gauss–Hermite
+//! expectation): the same inputs give the same result bit for bit.
+//!
+//! The models: CaGP and RCaGP ([`CaGp`](crate::models::computation_aware::CaGp)) with block
+//! actions (trained) or inducing-point actions (fixed inducing inputs, `S = k(X, Z)` moving
+//! with the kernel; re-draw block actions for a new training set with
+//! [`Actions::random_blocks`](crate::models::computation_aware::Actions::random_blocks));
+//! RCSVGP and SGPR ([`SparseGp`](crate::models::sparse::SparseGp), the collapsed bounds,
+//! inducing inputs trained); SVGP ([`SvgpOnData`]: the uncollapsed
+//! [`Svgp`](crate::models::svgp::Svgp) with its training data, the variational parameters
+//! trained with the rest). Only `q = 1` is supported (the Monte-Carlo batch form of §2.11 is
+//! not built).
+//!
+//! A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then plays the spec's
+//! 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the box or TuRBO
+//! region, and passes that box as `bounds`:
+//!
+//! ```no_run
+//! # use trustgp::models::computation_aware::CaGp;
+//! # use trustgp::sequential::eulbo::{optimize, EulboOptions};
+//! # fn run(model: &CaGp, x0: &[f64], bounds: &[(f64, f64)], best_y: f64) {
+//! let result = optimize(model, x0, bounds, best_y, &EulboOptions::default()).unwrap();
+//! let (next, refined_model) = (result.x, result.model);
+//! # }
+//! ```
+
+mod adam;
+mod cagp;
+mod objective;
+mod sparse;
+mod svgp;
+#[cfg(test)]
+mod tests;
+
+pub use self::svgp::SvgpOnData;
+
+use faer::MatRef;
+
+use self::adam::Adam;
+use self::objective::{evaluate, Evaluation};
+use crate::models::computation_aware::{Adjoints, JointEvaluation};
+use crate::models::ModelError;
+use crate::sequential::acquisition::SoftplusEi;
+
+/// Which optional model parameters EULBO trains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trainable {
+    /// The constant prior mean (frozen in the spec's BO setting).
+    pub mean: bool,
+    /// The noise variance.
+    pub noise: bool,
+    /// The inducing inputs of RCSVGP/SGPR (CaGP's inducing-point actions stay fixed).
+    pub inducing: bool,
+}
+
+/// A variational model that EULBO can optimise jointly with a query point.
+pub trait EulboModel: Sized {
+    /// Number of training rows (the `n` of [`ElboScale::PerDatum`]).
+    fn n_data(&self) -> usize;
+
+    /// Number of input columns.
+    fn input_dim(&self) -> usize;
+
+    /// The trainable parameters as one vector.
+    ///
+    /// # Errors
+    /// [`ModelError`] if the model's parameters cannot be represented (out of their domain).
+    fn parameters(&self, learn: Trainable) -> Result<Vec<f64>, ModelError>;
+
+    /// Box constraints of [`EulboModel::parameters`] (fixed entries have a box of zero width).
+    ///
+    /// # Errors
+    /// As for [`EulboModel::parameters`].
+    fn parameter_bounds(&self, learn: Trainable) -> Result<Vec<(f64, f64)>, ModelError>;
+
+    /// The model at parameters `v`.
+    ///
+    /// # Errors
+    /// [`ModelError`] for a bad vector or a failed factorisation.
+    fn with_parameters(&self, v: &[f64], learn: Trainable) -> Result<Self, ModelError>;
+
+    /// The ELBO at `v`, the latent predictive at the rows of `xq`, and the gradients of
+    /// `elbo_weight · ELBO + U` in `v` and of `U` in `xq`, where `adjoints` gives `U`'s
+    /// derivatives in each predictive mean and variance.
+    ///
+    /// # Errors
+    /// [`ModelError`] for bad inputs or a failed factorisation.
+    fn joint_evaluation(
+        &self,
+        v: &[f64],
+        learn: Trainable,
+        elbo_weight: f64,
+        xq: MatRef<'_, f64>,
+        adjoints: Adjoints<'_>,
+    ) -> Result<JointEvaluation, ModelError>;
+}
+
+/// The weight of the ELBO against the utility (`rcagp.md` §2.6, §6.9).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ElboScale {
+    /// The ELBO as a sum over the data (the paper's).
+    #[default]
+    Sum,
+    /// The ELBO divided by the number of training rows (GPyTorch's and Wenger et al.'s).
+    PerDatum,
+}
+
+/// Settings of [`optimize`]; the defaults are the reference code's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EulboOptions {
+    /// Adam learning rate of the model parameters (0.01).
+    pub model_lr: f64,
+    /// Adam learning rate of the query point (0.001).
+    pub query_lr: f64,
+    /// Gradient-norm clipping, applied to the model and the query gradients separately (2.0).
+    pub clip: f64,
+    /// Epochs of plain ELBO ascent before the joint epochs (10).
+    pub warm_start_epochs: usize,
+    /// Most joint epochs (30).
+    pub max_epochs: usize,
+    /// Joint epochs without improvement of the best objective, counted cumulatively, that end
+    /// the run (3).
+    pub patience: usize,
+    /// Most restarts after numerical failures, each with both learning rates divided by 10 (8).
+    pub max_restores: usize,
+    /// The weight of the ELBO against the utility.
+    pub elbo_scale: ElboScale,
+    /// Which optional parameters are trained (mean frozen, noise and inducing inputs trained:
+    /// the BO setting).
+    pub learn: Trainable,
+}
+
+impl Default for EulboOptions {
+    fn default() -> Self {
+        EulboOptions {
+            model_lr: 0.01,
+            query_lr: 0.001,
+            clip: 2.0,
+            warm_start_epochs: 10,
+            max_epochs: 30,
+            patience: 3,
+            max_restores: 8,
+            elbo_scale: ElboScale::Sum,
+            learn: Trainable {
+                mean: false,
+                noise: true,
+                inducing: true,
+            },
+        }
+    }
+}
+
+/// One joint epoch of the final try.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EulboEpoch {
+    /// The objective at the epoch's end.
+    pub objective: f64,
+    /// The ELBO (unscaled) at the epoch's end.
+    pub elbo: f64,
+    /// The softplus expected utility at the epoch's end.
+    pub utility: f64,
+}
+
+/// What [`optimize`] found.
+#[derive(Clone, Debug)]
+pub struct EulboResult<M> {
+    /// The query point: the best objective's.
+    pub x: Vec<f64>,
+    /// The model at the best objective.
+    pub model: M,
+    /// The best objective.
+    pub objective: f64,
+    /// The objective of the starting model at `x0`.
+    pub start_objective: f64,
+    /// The joint epochs of the final try.
+    pub trace: Vec<EulboEpoch>,
+    /// How many numerical failures restored the start and shrank the learning rates (0 when
+    /// the first try succeeded).
+    pub restores: usize,
+    /// The learning rates `(model, query)` of the final try.
+    pub learning_rates: (f64, f64),
+    /// Whether every try failed, so that the starting model and `x0` are returned.
+    pub failed: bool,
+}
+
+/// The best point of a try.
+struct Best {
+    objective: f64,
+    v: Vec<f64>,
+    x: Vec<f64>,
+}
+
+/// A try that ran to the end, or the numerical failure that stopped it.
+enum Try {
+    Done(Best, Vec<EulboEpoch>),
+    Failed,
+}
+
+/// The fixed inputs of a run.
+struct Problem<'a, M> {
+    model: &'a M,
+    bounds: &'a [(f64, f64)],
+    param_bounds: Vec<(f64, f64)>,
+    utility: SoftplusEi,
+    elbo_weight: f64,
+    opts: &'a EulboOptions,
+}
+
+impl<M: EulboModel> Problem<'_, M> {
+    /// The objective at `(v, x)`; `None` for a numerical failure.
+    fn eval(&self, v: &[f64], x: &[f64], with_utility: bool) -> Option<Evaluation> {
+        evaluate(
+            self.model,
+            v,
+            self.opts.learn,
+            self.elbo_weight,
+            x,
+            &self.utility,
+            with_utility,
+        )
+        .ok()
+        .filter(Evaluation::is_finite)
+    }
+
+    /// One try from `(v0, x0)` with learning rates `lr = (model, query)`.
+    fn run(&self, v0: &[f64], x0: &[f64], start: &Evaluation, lr: (f64, f64)) -> Try {
+        let opts = self.opts;
+        let (mut v, mut x) = (v0.to_vec(), x0.to_vec());
+        let mut best = Best {
+            objective: start.objective,
+            v: v.clone(),
+            x: x.clone(),
+        };
+        let mut model_adam = Adam::new(v.len(), lr.0, opts.clip);
+        let mut query_adam = Adam::new(x.len(), lr.1, opts.clip);
+        // Warm start: the loss is −s·ELBO.
+        for _ in 0..opts.warm_start_epochs {
+            let Some(ev) = self.eval(&v, &x, false) else {
+                return Try::Failed;
+            };
+            let loss_grad: Vec<f64> = ev.d_parameters.iter().map(|g| -g).collect();
+            model_adam.step(&mut v, &loss_grad, &self.param_bounds);
+        }
+        let Some(mut ev) = self.eval(&v, &x, true) else {
+            return Try::Failed;
+        };
+        if ev.objective > best.objective {
+            best = Best {
+                objective: ev.objective,
+                v: v.clone(),
+                x: x.clone(),
+            };
+        }
+        let mut trace = Vec::new();
+        let mut failures = 0;
+        for _ in 0..opts.max_epochs {
+            let loss_grad: Vec<f64> = ev.d_parameters.iter().map(|g| -g).collect();
+            model_adam.step(&mut v, &loss_grad, &self.param_bounds);
+            let Some(mid) = self.eval(&v, &x, true) else {
+                return Try::Failed;
+            };
+            let loss_grad: Vec<f64> = mid.d_x.iter().map(|g| -g).collect();
+            query_adam.step(&mut x, &loss_grad, self.bounds);
+            let Some(end) = self.eval(&v, &x, true) else {
+                return Try::Failed;
+            };
+            ev = end;
+            trace.push(EulboEpoch {
+                objective: ev.objective,
+                elbo: ev.elbo,
+                utility: ev.utility,
+            });
+            if ev.objective > best.objective {
+                best = Best {
+                    objective: ev.objective,
+                    v: v.clone(),
+                    x: x.clone(),
+                };
+            } else {
+                failures += 1;
+                if failures >= opts.patience {
+                    break;
+                }
+            }
+        }
+        Try::Done(best, trace)
+    }
+}
+
+/// Checks the options.
+fn check_options(opts: &EulboOptions) -> Result<(), ModelError> {
+    for (what, v) in [
+        ("model_lr", opts.model_lr),
+        ("query_lr", opts.query_lr),
+        ("clip", opts.clip),
+    ] {
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(ModelError::Invalid(format!(
+                "EULBO option {what} must be positive and finite, got {v}"
+            )));
+        }
+    }
+    if opts.patience == 0 {
+        return Err(ModelError::Invalid(
+            "EULBO option patience must be at least 1, got 0".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the box and the start, and projects the start into the box (a start from another
+/// optimiser may sit outside by rounding).
+fn checked_start(x0: &[f64], bounds: &[(f64, f64)], d: usize) -> Result<Vec<f64>, ModelError> {
+    if x0.len() != d || bounds.len() != d {
+        return Err(ModelError::Invalid(format!(
+            "EULBO needs a start and bounds for the model's {d} inputs, got {} and {}",
+            x0.len(),
+            bounds.len()
+        )));
+    }
+    if let Some(c) = (0..d).find(|&c| {
+        let (lo, hi) = bounds[c];
+        !(lo.is_finite() && hi.is_finite() && lo <= hi)
+    }) {
+        return Err(ModelError::Invalid(format!(
+            "EULBO bounds of input {c} must be finite with lower ≤ upper, got {:?}",
+            bounds[c]
+        )));
+    }
+    if let Some(c) = x0.iter().position(|v| !v.is_finite()) {
+        return Err(ModelError::Invalid(format!(
+            "EULBO start has a non-finite input {c}: {}",
+            x0[c]
+        )));
+    }
+    Ok(x0
+        .iter()
+        .zip(bounds)
+        .map(|(v, (lo, hi))| v.clamp(*lo, *hi))
+        .collect())
+}
+
+/// Jointly optimises `model` and a query point from `x0` in the box `bounds` (model input
+/// units; a start outside the box is projected into it) with the softplus utility over
+/// `incumbent` (the best standardised observation, as the reference); see the module notes
+/// for the loop.
+///
+/// # Errors
+/// [`ModelError::Invalid`] for bad options, a start or box of the wrong length or not finite,
+/// or a non-finite incumbent; the model's error if the objective cannot be evaluated at the
+/// start (nothing to restore to).
+pub fn optimize<M: EulboModel>(
+    model: &M,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    incumbent: f64,
+    opts: &EulboOptions,
+) -> Result<EulboResult<M>, ModelError> {
+    check_options(opts)?;
+    let x0 = checked_start(x0, bounds, model.input_dim())?;
+    let problem = Problem {
+        model,
+        bounds,
+        param_bounds: model.parameter_bounds(opts.learn)?,
+        utility: SoftplusEi::new(incumbent)?,
+        elbo_weight: match opts.elbo_scale {
+            ElboScale::Sum => 1.0,
+            ElboScale::PerDatum => 1.0 / model.n_data() as f64,
+        },
+        opts,
+    };
+    let v0 = model.parameters(opts.learn)?;
+    let start = evaluate(
+        model,
+        &v0,
+        opts.learn,
+        problem.elbo_weight,
+        &x0,
+        &problem.utility,
+        true,
+    )?;
+    if !start.is_finite() {
+        return Err(ModelError::Invalid(format!(
+            "the EULBO objective is not finite at the start ({})",
+            start.objective
+        )));
+    }
+    let mut lr = (opts.model_lr, opts.query_lr);
+    let mut restores = 0;
+    loop {
+        if let Try::Done(best, trace) = problem.run(&v0, &x0, &start, lr) {
+            return Ok(EulboResult {
+                model: model.with_parameters(&best.v, opts.learn)?,
+                x: best.x,
+                objective: best.objective,
+                start_objective: start.objective,
+                trace,
+                restores,
+                learning_rates: lr,
+                failed: false,
+            });
+        }
+        if restores == opts.max_restores {
+            break;
+        }
+        restores += 1;
+        lr = (lr.0 / 10.0, lr.1 / 10.0);
+    }
+    Ok(EulboResult {
+        model: model.with_parameters(&v0, opts.learn)?,
+        x: x0,
+        objective: start.objective,
+        start_objective: start.objective,
+        trace: Vec::new(),
+        restores,
+        learning_rates: lr,
+        failed: true,
+    })
+}
