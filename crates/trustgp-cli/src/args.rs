@@ -203,10 +203,11 @@ pub struct SuggestArgs {
     /// How many points to suggest (more than one after the initial design needs qlogei).
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
-    /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp or rcagp.
+    /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp, rcagp or rrp.
     #[arg(long, default_value = "gp")]
     pub model: String,
-    /// standard (the whole box) or turbo (a trust region kept in --state).
+    /// standard (the whole box), turbo (a trust region kept in --state), eulbo (the point
+    /// and a svgp/rcsvgp/cagp/rcagp surrogate optimised jointly) or eulbo-turbo.
     #[arg(long, default_value = "standard")]
     pub method: String,
     /// With fewer evaluated rows than this, points of the initial design.
@@ -242,10 +243,11 @@ pub struct BoArgs {
     /// Acquisition: logei, ei, pi or ucb (qlogei and ts are not yet wired).
     #[arg(long, default_value = "logei")]
     pub acquisition: String,
-    /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp or rcagp.
+    /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp, rcagp or rrp.
     #[arg(long, default_value = "gp")]
     pub model: String,
-    /// standard (the whole box) or turbo (TuRBO trust region).
+    /// standard (the whole box), turbo (TuRBO trust region), eulbo (the point and a
+    /// svgp/rcsvgp/cagp/rcagp surrogate optimised jointly) or eulbo-turbo.
     #[arg(long, default_value = "standard")]
     pub method: String,
     /// Corrupt what the model sees: asymmetric:P or uniform:P (e.g. asymmetric:0.25).

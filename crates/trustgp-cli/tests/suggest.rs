@@ -152,8 +152,10 @@ fn batches_unwired_acquisitions_and_bad_flags_are_clear_errors() {
     assert!(e.contains("multi-output"), "{e}");
     let e = error(&suggest_args(&["--method", "turbo"]));
     assert!(e.contains("give --state FILE"), "{e}");
+    let e = error(&suggest_args(&["--method", "nope"]));
+    assert!(e.contains("unknown method 'nope'"), "{e}");
     let e = error(&suggest_args(&["--method", "eulbo"]));
-    assert!(e.contains("unknown method 'eulbo'"), "{e}");
+    assert!(e.contains("needs model svgp, rcsvgp, cagp, rcagp"), "{e}");
     // A row outside the box names its row and input.
     let outside = write(&dir, "o.csv", "x,y\n0.5,1\n1.5,2\n");
     let e = error(&suggest_args(&["--data", &outside, "--target", "y"]));

@@ -53,9 +53,9 @@ fn settings(a: &SuggestArgs) -> Result<BoSettings, CliError> {
     };
     s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
     s.method = Method::parse(&a.method)?;
-    if s.method == Method::Turbo && a.state.is_none() {
+    if s.method.uses_trust_region() && a.state.is_none() {
         return Err(
-            "--method turbo keeps its trust region between calls in --state; \
+            "--method turbo and eulbo-turbo keep their trust region between calls in --state; \
                     give --state FILE"
                 .into(),
         );

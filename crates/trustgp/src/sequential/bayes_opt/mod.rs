@@ -7,7 +7,7 @@
 //! * Afterwards `ask` fits the surrogate (any single-output registry model, `gp` by default,
 //!   on standardised data; minimisation negates the targets), maps the search box into the
 //!   model's standardised input units and maximises the acquisition there (see [`propose`]).
-//! * With [`Method::Turbo`] the search box is the TuRBO trust region centred at the incumbent
+//! * With [`Method::Turbo`] (and [`Method::EulboTurbo`]) the search box is the TuRBO trust region centred at the incumbent
 //!   (the best observed value); every `tell` after the initial design updates the region with
 //!   the batch's clean values, and a collapsed region restarts (`rcagp.md` §3.5).
 //! * The whole state (settings, observations, trust region, design index and the count of
@@ -15,6 +15,7 @@
 //!   [`BayesOpt::from_json`] store and resume a run bit for bit.
 
 mod design;
+mod eulbo_step;
 mod propose;
 mod state;
 mod surrogate;
@@ -25,6 +26,7 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 pub use self::design::design_point;
+pub use self::eulbo_step::{eulbo_refine, EULBO_MODELS};
 pub use self::propose::{propose, Proposed};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
 pub use self::surrogate::{fit_surrogate, latent_posterior, surrogate_kind};
@@ -36,19 +38,29 @@ use crate::models::ModelError;
 
 /// How points are chosen once the initial design is done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// The acquisition is maximised over the whole box.
     Standard,
     /// The acquisition is maximised inside a TuRBO trust region around the incumbent.
     Turbo,
+    /// EULBO: the acquisition's point and the surrogate (one of [`EULBO_MODELS`]) are then
+    /// optimised jointly under the softplus expected utility, over the whole box.
+    Eulbo,
+    /// EULBO inside a TuRBO trust region.
+    EulboTurbo,
 }
 
 impl Method {
     /// Every method, in the order of [`Method::NAMES`].
-    pub const ALL: [Method; 2] = [Method::Standard, Method::Turbo];
+    pub const ALL: [Method; 4] = [
+        Method::Standard,
+        Method::Turbo,
+        Method::Eulbo,
+        Method::EulboTurbo,
+    ];
     /// The names [`Method::parse`] accepts.
-    pub const NAMES: [&'static str; 2] = ["standard", "turbo"];
+    pub const NAMES: [&'static str; 4] = ["standard", "turbo", "eulbo", "eulbo-turbo"];
 
     /// Parses a method name.
     ///
@@ -58,8 +70,8 @@ impl Method {
         match Self::NAMES.iter().position(|n| *n == name) {
             Some(i) => Ok(Self::ALL[i]),
             None => Err(ModelError::Invalid(format!(
-                "unknown method '{name}' (expected {})",
-                Self::NAMES.join(" or ")
+                "unknown method '{name}' (expected one of {})",
+                Self::NAMES.join(", ")
             ))),
         }
     }
@@ -67,6 +79,16 @@ impl Method {
     /// The name [`Method::parse`] accepts.
     pub fn name(self) -> &'static str {
         Self::NAMES[Self::ALL.iter().position(|m| *m == self).unwrap_or(0)]
+    }
+
+    /// Whether points are searched inside a TuRBO trust region.
+    pub fn uses_trust_region(self) -> bool {
+        matches!(self, Method::Turbo | Method::EulboTurbo)
+    }
+
+    /// Whether the acquisition's point is refined by EULBO.
+    pub fn uses_eulbo(self) -> bool {
+        matches!(self, Method::Eulbo | Method::EulboTurbo)
     }
 }
 
@@ -132,7 +154,17 @@ impl BoSettings {
         if self.n_init == 0 {
             return invalid("n_init must be at least 1".into());
         }
-        surrogate_kind(&self.model).map(|_| ())
+        surrogate_kind(&self.model)?;
+        if self.method.uses_eulbo() && !EULBO_MODELS.contains(&self.model.as_str()) {
+            return invalid(format!(
+                "method {} trains the surrogate with the query point and needs model {} \
+                 (got '{}')",
+                self.method.name(),
+                EULBO_MODELS.join(", "),
+                self.model
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -146,7 +178,7 @@ pub struct Proposal {
     /// The fitted surrogate (on the negated targets when minimising); `None` for design
     /// points.
     pub model: Option<Regressor>,
-    /// The trust region searched, `(lower, upper)` in the box's units ([`Method::Turbo`]).
+    /// The trust region searched, `(lower, upper)` in the box's units (methods with a trust region).
     pub region: Option<(Vec<f64>, Vec<f64>)>,
 }
 
@@ -161,7 +193,7 @@ pub struct BayesOpt {
     y: Vec<f64>,
     /// The clean values (equal to `y` unless told otherwise), which the trust region follows.
     y_clean: Vec<f64>,
-    /// TuRBO's region ([`Method::Turbo`] only).
+    /// TuRBO's region (methods with a trust region only).
     trust_region: Option<TrustRegion>,
     /// The index of the next design point.
     design_index: u32,
@@ -176,12 +208,13 @@ impl BayesOpt {
     /// As for [`BoSettings::check`].
     pub fn new(settings: BoSettings) -> Result<Self, ModelError> {
         settings.check()?;
-        let trust_region = match settings.method {
-            Method::Standard => None,
-            Method::Turbo => Some(
+        let trust_region = if settings.method.uses_trust_region() {
+            Some(
                 TrustRegion::new(settings.bounds.len())
                     .map_err(|e| ModelError::Invalid(e.to_string()))?,
-            ),
+            )
+        } else {
+            None
         };
         Ok(BayesOpt {
             settings,
@@ -214,7 +247,7 @@ impl BayesOpt {
         &self.y_clean
     }
 
-    /// TuRBO's trust region ([`Method::Turbo`] only).
+    /// TuRBO's trust region (methods with a trust region only).
     pub fn trust_region(&self) -> Option<&TrustRegion> {
         self.trust_region.as_ref()
     }
@@ -330,14 +363,19 @@ impl BayesOpt {
         if self.y.len() < self.settings.n_init {
             return self.design(q);
         }
-        // The one match on the method: where and how the surrogate proposes.
-        let proposal = match self.settings.method {
-            Method::Standard => self.surrogate_proposal(q, None)?,
-            Method::Turbo => {
-                let region = self.trust_region_box()?;
-                self.surrogate_proposal(q, Some(region))?
-            }
+        if self.settings.method.uses_eulbo() && q > 1 {
+            return Err(ModelError::Invalid(format!(
+                "method {} proposes one point at a time (q = 1), asked for {q}",
+                self.settings.method.name()
+            )));
+        }
+        // Where the surrogate proposes: the whole box or the trust region.
+        let region = if self.settings.method.uses_trust_region() {
+            Some(self.trust_region_box()?)
+        } else {
+            None
         };
+        let proposal = self.surrogate_proposal(q, region)?;
         self.model_asks = self.model_asks.wrapping_add(1);
         Ok(proposal)
     }
@@ -388,6 +426,19 @@ impl BayesOpt {
             self.settings.acquisition,
             seed,
         )?;
+        let proposed = if self.settings.method.uses_eulbo() {
+            // EULBO starts from the acquisition's point, with the targets as the model sees them.
+            let ys: Vec<f64> = (0..data.n())
+                .map(|i| (data.y[(i, 0)] - st.y_mean[0]) / st.y_std[0])
+                .collect();
+            let (x, value) = eulbo_refine(&model, xs.as_ref(), &ys, &proposed.points[0], &unit)?;
+            Proposed {
+                points: vec![x],
+                value,
+            }
+        } else {
+            proposed
+        };
         // Back to the box's units; the clamp guards the rounding of the round trip.
         let points = proposed
             .points

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::super::turbo::LENGTH_MAX;
-use super::{BayesOpt, Method};
+use super::BayesOpt;
 use crate::models::ModelError;
 
 /// The `format` tag of a stored state.
@@ -81,12 +81,13 @@ impl BayesOpt {
             .map_err(invalid)
     }
 
-    /// A trust region exactly for [`Method::Turbo`], of the box's dimension, with a side
+    /// A trust region exactly for the methods that use one, of the box's dimension, with a side
     /// length in `(0, L_max]`.
     fn check_trust_region(&self) -> Result<(), ModelError> {
-        match (&self.trust_region, self.settings.method) {
-            (None, Method::Standard) => Ok(()),
-            (Some(region), Method::Turbo) => {
+        let method = self.settings.method;
+        match (&self.trust_region, method.uses_trust_region()) {
+            (None, false) => Ok(()),
+            (Some(region), true) => {
                 let d = self.settings.bounds.len();
                 if region.dim() != d {
                     return Err(invalid(format!(
@@ -102,7 +103,7 @@ impl BayesOpt {
                 }
                 Ok(())
             }
-            (region, method) => Err(invalid(format!(
+            (region, _) => Err(invalid(format!(
                 "method {} {} a trust region",
                 method.name(),
                 if region.is_some() {

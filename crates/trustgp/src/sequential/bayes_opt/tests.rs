@@ -21,11 +21,15 @@ fn branin(x: &[f64]) -> f64 {
     Problem::Branin.evaluate(x).unwrap()
 }
 
-/// A run on Branin (maximised) that has asked and told `steps` times after a 6-point design.
+/// A run on Branin (maximised) that has asked and told `steps` times after a 6-point design
+/// (with a CaGP surrogate for the EULBO methods, the exact GP otherwise).
 fn run_on_branin(method: Method, steps: usize) -> BayesOpt {
     let mut settings = BoSettings::new(branin_bounds());
     settings.n_init = 6;
     settings.method = method;
+    if method.uses_eulbo() {
+        settings.model = "cagp".into();
+    }
     settings.seed = 11;
     let mut bo = BayesOpt::new(settings).unwrap();
     let design = bo.ask(6).unwrap().points;
@@ -118,7 +122,84 @@ fn settings_are_checked() {
     for m in Method::ALL {
         assert_eq!(Method::parse(m.name()).unwrap(), m);
     }
-    assert!(message(Method::parse("eulbo")).contains("standard or turbo"));
+    assert!(message(Method::parse("nope")).contains("standard, turbo, eulbo, eulbo-turbo"));
+    let e = with(&|s| s.method = Method::Eulbo);
+    assert!(
+        e.contains("method eulbo") && e.contains("svgp, rcsvgp, cagp, rcagp") && e.contains("'gp'"),
+        "{e}"
+    );
+}
+
+/// The EULBO methods propose the point that `eulbo_refine` reaches from the acquisition's
+/// point with the same fitted surrogate, inside the box (or region), for every model EULBO
+/// trains; batches are refused.
+#[test]
+fn eulbo_refines_the_acquisition_point_of_each_trainable_surrogate() {
+    for model in EULBO_MODELS {
+        for method in [Method::Eulbo, Method::EulboTurbo] {
+            let mut settings = BoSettings::new(branin_bounds());
+            settings.n_init = 8;
+            settings.model = model.into();
+            settings.method = method;
+            settings.seed = 3;
+            let mut bo = BayesOpt::new(settings.clone()).unwrap();
+            let design = bo.ask(8).unwrap().points;
+            let y: Vec<f64> = design.iter().map(|x| branin(x)).collect();
+            bo.tell(&design, &y).unwrap();
+            let mut plain = bo.clone();
+            plain.settings.method = if method.uses_trust_region() {
+                Method::Turbo
+            } else {
+                Method::Standard
+            };
+            let start = plain.ask(1).unwrap();
+            let refined = bo.ask(1).unwrap();
+            let (lo, hi) = refined.region.clone().unwrap_or_else(|| bo.box_ends());
+            let x = &refined.points[0];
+            assert!(
+                x.iter()
+                    .zip(&lo)
+                    .zip(&hi)
+                    .all(|((v, l), h)| l <= v && v <= h),
+                "{model} {method:?}: {x:?} outside [{lo:?}, {hi:?}]"
+            );
+            // The same refinement by hand, from the plain proposal, with its fitted model.
+            let fitted = start.model.as_ref().unwrap();
+            let st = &fitted.standardizer;
+            let data = bo.surrogate_data();
+            let xs = st.transform_x(data.x.as_ref());
+            let ys: Vec<f64> = (0..data.n())
+                .map(|i| (data.y[(i, 0)] - st.y_mean[0]) / st.y_std[0])
+                .collect();
+            let unit: Vec<(f64, f64)> = (0..2)
+                .map(|c| {
+                    (
+                        (lo[c] - st.x_mean[c]) / st.x_std[c],
+                        (hi[c] - st.x_mean[c]) / st.x_std[c],
+                    )
+                })
+                .collect();
+            let x0: Vec<f64> = (0..2)
+                .map(|c| (start.points[0][c] - st.x_mean[c]) / st.x_std[c])
+                .collect();
+            // x0 went through the box's units and back, so agreement is to rounding.
+            let (by_hand, value) = eulbo_refine(fitted, xs.as_ref(), &ys, &x0, &unit).unwrap();
+            let got = refined.acquisition_value.unwrap();
+            assert!(
+                (got - value).abs() <= 1e-9 * value.abs().max(1.0),
+                "{model} {method:?}: {got} vs {value}"
+            );
+            for c in 0..2 {
+                let v = (st.x_mean[c] + st.x_std[c] * by_hand[c]).clamp(lo[c], hi[c]);
+                assert!(
+                    (x[c] - v).abs() <= 1e-9 * (hi[c] - lo[c]),
+                    "{model} {method:?} input {c}: {} vs {v}",
+                    x[c]
+                );
+            }
+            assert!(message(bo.ask(2)).contains("one point"), "{model}");
+        }
+    }
 }
 
 #[test]

@@ -1,0 +1,65 @@
+//! The EULBO refinement of a proposal (`rcagp.md` §3.5 step 9): the fitted sparse or
+//! computation-aware surrogate and the acquisition's point are optimised jointly under the
+//! softplus expected utility, and the refined point is proposed.
+
+use faer::MatRef;
+
+use super::super::eulbo::{optimize, EulboModel, EulboOptions, SvgpOnData};
+use crate::estimators::regressor::{Fitted, SingleOutput};
+use crate::estimators::Regressor;
+use crate::models::approximate::ApproxModel;
+use crate::models::ModelError;
+
+/// The models EULBO can train jointly with the query point.
+pub const EULBO_MODELS: [&str; 4] = ["svgp", "rcsvgp", "cagp", "rcagp"];
+
+/// The point of `bounds` (the model's standardised input units) that EULBO reaches from `x0`
+/// with the fitted `model`, whose standardised training rows are `xs`/`ys`; the incumbent of
+/// the utility is the best standardised observation, as in the reference code. Returns the
+/// point and the EULBO objective there.
+///
+/// # Errors
+/// [`ModelError::Invalid`] for a surrogate EULBO cannot train (not one of [`EULBO_MODELS`]);
+/// the errors of [`optimize`].
+pub fn eulbo_refine(
+    model: &Regressor,
+    xs: MatRef<'_, f64>,
+    ys: &[f64],
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+) -> Result<(Vec<f64>, f64), ModelError> {
+    let incumbent = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let options = EulboOptions::default();
+    let unsupported = || {
+        ModelError::Invalid(format!(
+            "method eulbo trains the surrogate with the query point and needs model {} (got '{}')",
+            EULBO_MODELS.join(", "),
+            model.model_name()
+        ))
+    };
+    let Fitted::PerTarget(outputs) = &model.fitted else {
+        return Err(unsupported());
+    };
+    let output = outputs.first().ok_or_else(unsupported)?;
+    match &output.gp {
+        SingleOutput::Approx(ApproxModel::Ca(g), _) => run(g, x0, bounds, incumbent, &options),
+        SingleOutput::Approx(ApproxModel::Sparse(g), _) => run(g, x0, bounds, incumbent, &options),
+        SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => {
+            let on_data = SvgpOnData::new(g.clone(), xs.to_owned(), ys.to_vec())?;
+            run(&on_data, x0, bounds, incumbent, &options)
+        }
+        _ => Err(unsupported()),
+    }
+}
+
+/// One EULBO run: its point and objective.
+fn run<M: EulboModel>(
+    model: &M,
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    incumbent: f64,
+    options: &EulboOptions,
+) -> Result<(Vec<f64>, f64), ModelError> {
+    let result = optimize(model, x0, bounds, incumbent, options)?;
+    Ok((result.x, result.objective))
+}
