@@ -10,22 +10,33 @@
 //!   ([`ImprovementKind`]): expected improvement `σ h(z)`; LogEI `ln(σ h(z))`, finite and
 //!   accurate far below the incumbent where EI underflows (Ament et al., 2023); probability of
 //!   improvement `Φ(z)` and its logarithm `ln Φ(z)`;
-//! * [`UpperConfidenceBound`] `μ + √β σ`.
+//! * [`UpperConfidenceBound`] `μ + √β σ`;
+//! * [`BatchImprovement`]: qEI and qLogEI of a batch of `q` points next to pending points, by
+//!   Monte Carlo over quasi-random base samples ([`sobol_normal`], [`normal::quantile`]) fixed
+//!   per acquisition, with gradients through the Cholesky factor of the joint posterior
+//!   ([`Posterior::joint_gradients`]).
 //!
 //! With noisy observations the incumbent `f*` is the best posterior mean at the evaluated
 //! inputs ([`best_posterior_mean`]), not the best noisy observation.
 
+mod batch;
 mod improvement;
 mod incumbent;
 pub mod normal;
+mod qmc;
 #[cfg(test)]
 mod tests;
 mod ucb;
 
 use faer::{Mat, MatRef};
 
+pub use self::batch::{
+    BatchImprovement, BatchImprovementKind, MonteCarloOptions, DEFAULT_MC_SAMPLES,
+    DEFAULT_TAU_MAX, DEFAULT_TAU_RELU, MC_JITTER, MC_MIN_VARIANCE,
+};
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
+pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
 pub use self::ucb::UpperConfidenceBound;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
