@@ -57,14 +57,14 @@ impl<C: Covariance, M: PriorMean> LinearGaussian<'_, C, M> {
         // Row a·m + j of `repeated` is free row a, paired with joint row j.
         let repeated = Mat::from_fn(q * m, d, |r, c| free[(r / m, c)]);
         let pick = Mat::from_fn(q * m, m, |r, j| if r % m == j { 1.0 } else { 0.0 });
-        let prior = self
-            .covariance
-            .grad_inputs_cross(repeated.as_ref(), xs.as_ref(), pick.as_ref());
+        let prior =
+            self.covariance
+                .grad_inputs_cross(repeated.as_ref(), xs.as_ref(), pick.as_ref());
         let sk = self.apply_s(kz.as_ref());
         let w = Mat::from_fn(q * m, self.support.nrows(), |r, b| sk[(b, r % m)]);
-        let posterior = self
-            .covariance
-            .grad_inputs_cross(repeated.as_ref(), self.support, w.as_ref());
+        let posterior =
+            self.covariance
+                .grad_inputs_cross(repeated.as_ref(), self.support, w.as_ref());
         let cov = (0..q)
             .map(|a| {
                 Mat::from_fn(m, d, |j, c| {

@@ -3,8 +3,17 @@
 //!
 //! The joint posterior of the pending points (fixed: earlier picks of a greedy batch, or points
 //! still being evaluated) followed by the `q` batch points is `N(μ, C)`. Its variances are
-//! clamped at [`MC_MIN_VARIANCE`] and [`MC_JITTER`]` · I` is added before the Cholesky factor
-//! `L` is taken (`rcagp.md` §6.6: round-off can make `C` slightly indefinite). With base
+//! clamped at [`MC_MIN_VARIANCE`] before the Cholesky factor `L` is taken (`rcagp.md` §6.6:
+//! round-off can make `C` slightly indefinite); jitter is added only if the factorisation
+//! fails (escalating from `1e-8 ×` the mean variance, as [`Cholesky::factor`] does), as
+//! BoTorch does, not the unconditional `10⁻⁶ I` of §6.6. A constant jitter adds independent
+//! noise of standard deviation `√jitter` to every point, and the max over `m` points of noise
+//! is worth about `0.56 √jitter` per sample: a point repeating a pending one would gain
+//! `~5·10⁻⁴` of qEI from nothing, more than the real improvement late in a run, and greedy
+//! batches would repeat points. For the same reason a point that repeats another exactly (as
+//! when two picks land on the same corner of the box) enters the factorisation once and
+//! shares its sample: a repeat adds nothing to qEI. (qLogEI's smooth max still rewards a tie
+//! by up to `τ_max ln 2`, as BoTorch's does.) With base
 //! samples `ε⁽ˢ⁾` drawn **once per acquisition object** (quasi-random, [`sobol_normal`]: common
 //! random numbers, so the acquisition is a deterministic smooth function of the batch),
 //! `f⁽ˢ⁾ = μ + L ε⁽ˢ⁾` and
@@ -45,8 +54,6 @@ use crate::posterior::{JointGaussian, JointGradients, Posterior};
 pub const DEFAULT_MC_SAMPLES: usize = 512;
 /// Floor of the joint variances before the factorisation (`rcagp.md` §6.6).
 pub const MC_MIN_VARIANCE: f64 = 1e-10;
-/// Added to the joint covariance's diagonal before the factorisation (`rcagp.md` §6.6).
-pub const MC_JITTER: f64 = 1e-6;
 /// BoTorch's `TAU_MAX`: temperature of qLogEI's smooth max over the batch.
 pub const DEFAULT_TAU_MAX: f64 = 1e-2;
 /// BoTorch's `TAU_RELU`: temperature of qLogEI's softplus-smoothed improvement.
@@ -173,13 +180,18 @@ impl<'p> BatchImprovement<'p> {
     pub fn value(&self, batch: MatRef<'_, f64>) -> Result<f64, ModelError> {
         self.check_rows(batch)?;
         let all = self.with_pending(batch)?;
-        let joint = self.posterior.joint(all.as_ref())?;
+        let distinct = Distinct::of(all.as_ref());
+        let rows = Mat::from_fn(distinct.rows.len(), all.ncols(), |v, c| {
+            all[(distinct.rows[v], c)]
+        });
+        let joint = self.posterior.joint(rows.as_ref())?;
         let (l, _) = factor(&joint)?;
-        Ok(self.utility(&joint, &l, None))
+        Ok(self.utility(&joint, &l, &distinct, None))
     }
 
     /// The acquisition value of the batch and its gradient with respect to every batch point
-    /// (q × d).
+    /// (q × d). Where a batch point repeats an earlier point exactly, the gradient moves the
+    /// copies together and the later copy's own row is zero.
     ///
     /// # Errors
     /// As for [`BatchImprovement::value`].
@@ -188,13 +200,23 @@ impl<'p> BatchImprovement<'p> {
         batch: MatRef<'_, f64>,
     ) -> Result<(f64, Mat<f64>), ModelError> {
         self.check_rows(batch)?;
+        let all = self.with_pending(batch)?;
+        let distinct = Distinct::of(all.as_ref());
         let g = self
             .posterior
             .joint_gradients(self.pending.as_ref(), batch)?;
-        let (l, clamped) = factor(&g.joint)?;
-        let mut adjoint = Mat::zeros(self.base.nrows(), self.base.ncols());
-        let value = self.utility(&g.joint, &l, Some(&mut adjoint));
-        Ok((value, self.chain_rule(&g, &l, &clamped, &adjoint)))
+        let rows = &distinct.rows;
+        let joint = JointGaussian {
+            mean: rows.iter().map(|&i| g.joint.mean[i]).collect(),
+            cov: Mat::from_fn(rows.len(), rows.len(), |v, w| {
+                g.joint.cov[(rows[v], rows[w])]
+            }),
+        };
+        let (l, clamped) = factor(&joint)?;
+        let mut adjoint = Mat::zeros(self.base.nrows(), rows.len());
+        let value = self.utility(&joint, &l, &distinct, Some(&mut adjoint));
+        let gradient = self.chain_rule(&g, &distinct, &l, &clamped, &adjoint);
+        Ok((value, gradient))
     }
 
     fn check_rows(&self, batch: MatRef<'_, f64>) -> Result<(), ModelError> {
@@ -228,21 +250,29 @@ impl<'p> BatchImprovement<'p> {
         }))
     }
 
-    /// The Monte Carlo value at the samples `μ + L ε⁽ˢ⁾`; fills `adjoint` (N × m, zeros on
-    /// entry) with `∂value/∂f⁽ˢ⁾_j` if given.
+    /// The base samples of the distinct joint rows (N × distinct).
+    fn distinct_base(&self, distinct: &Distinct) -> Mat<f64> {
+        Mat::from_fn(self.base.nrows(), distinct.rows.len(), |s, v| {
+            self.base[(s, distinct.rows[v])]
+        })
+    }
+
+    /// The Monte Carlo value at the samples `μ + L ε⁽ˢ⁾` of the distinct rows (`joint`, `l`),
+    /// repeated rows sharing their first occurrence's sample; adds `∂value/∂f⁽ˢ⁾_v` of the
+    /// distinct rows to `adjoint` (N × distinct, zeros on entry) if given.
     fn utility(
         &self,
         joint: &JointGaussian,
         l: &Mat<f64>,
+        distinct: &Distinct,
         mut adjoint: Option<&mut Mat<f64>>,
     ) -> f64 {
         let (n, m) = (self.base.nrows(), self.base.ncols());
-        let mut f = &self.base * l.transpose();
-        for s in 0..n {
-            for j in 0..m {
-                f[(s, j)] += joint.mean[j] - self.incumbent;
-            }
-        }
+        let fu = self.distinct_base(distinct) * l.transpose();
+        let of = &distinct.of;
+        let f = Mat::from_fn(n, m, |s, j| {
+            fu[(s, of[j])] + joint.mean[of[j]] - self.incumbent
+        });
         // `f` now holds the improvements z = f − f*.
         match self.kind {
             BatchImprovementKind::Expected => {
@@ -254,7 +284,7 @@ impl<'p> BatchImprovement<'p> {
                     if z > 0.0 {
                         total += z;
                         if let Some(a) = adjoint.as_mut() {
-                            a[(s, best)] = 1.0 / n as f64;
+                            a[(s, of[best])] = 1.0 / n as f64;
                         }
                     }
                 }
@@ -270,8 +300,8 @@ impl<'p> BatchImprovement<'p> {
                     let lse = log_sum_exp(&scaled);
                     smooth_max[s] = tau_max * lse;
                     for j in 0..m {
-                        weights[(s, j)] = (scaled[j] - lse).exp()
-                            * d_log_softplus(f[(s, j)], tau_relu);
+                        weights[(s, j)] =
+                            (scaled[j] - lse).exp() * d_log_softplus(f[(s, j)], tau_relu);
                     }
                 }
                 let lse = log_sum_exp(&smooth_max);
@@ -279,7 +309,7 @@ impl<'p> BatchImprovement<'p> {
                     for s in 0..n {
                         let w = (smooth_max[s] - lse).exp();
                         for j in 0..m {
-                            a[(s, j)] = w * weights[(s, j)];
+                            a[(s, of[j])] += w * weights[(s, j)];
                         }
                     }
                 }
@@ -288,25 +318,30 @@ impl<'p> BatchImprovement<'p> {
         }
     }
 
-    /// The gradient (q × d) from the sample adjoints, through `μ` and the Cholesky factor (see
-    /// the module documentation).
+    /// The gradient (q × d) from the sample adjoints of the distinct rows, through `μ` and the
+    /// Cholesky factor `l` of the distinct rows (see the module documentation).
     fn chain_rule(
         &self,
         g: &JointGradients,
+        distinct: &Distinct,
         l: &Mat<f64>,
         clamped: &[bool],
         adjoint: &Mat<f64>,
     ) -> Mat<f64> {
         let (p, d) = (g.fixed, g.mean.ncols());
-        let m = l.nrows();
+        let (rows, m) = (&distinct.rows, l.nrows());
         // Σ_s ḡ⁽ˢ⁾ and B = Lᵀ Ḡ, Ḡ = Σ_s ḡ⁽ˢ⁾ ε⁽ˢ⁾ᵀ.
-        let mean_adjoint: Vec<f64> = (0..m).map(|j| adjoint.col(j).iter().sum()).collect();
-        let b = l.transpose() * (adjoint.transpose() * &self.base);
+        let mean_adjoint: Vec<f64> = (0..m).map(|v| adjoint.col(v).iter().sum()).collect();
+        let b = l.transpose() * (adjoint.transpose() * self.distinct_base(distinct));
         let l_inv = lower_inverse(l);
         let mut grad = Mat::<f64>::zeros(self.q, d);
         for a in 0..self.q {
-            let k = p + a;
-            let mut u = g.cov[a].clone();
+            let k = distinct.of[p + a];
+            if rows[k] != p + a {
+                // A repeat: it moves with its first occurrence.
+                continue;
+            }
+            let mut u = Mat::from_fn(m, d, |v, c| g.cov[a][(rows[v], c)]);
             if clamped[k] {
                 // The clamped variance does not move: ∂C_kk = 2u_k must vanish.
                 u.row_mut(k).fill(0.0);
@@ -317,14 +352,13 @@ impl<'p> BatchImprovement<'p> {
             for c in 0..d {
                 let mut dl = 0.0;
                 for i in k..m {
-                    // Lower triangle of v wᵀ + w vᵀ with w_j = 0 for j < k; diagonal halved.
+                    // Lower triangle of v wᵀ + w vᵀ, diagonal halved; rows above k vanish
+                    // because w_i = 0 there and every j ≤ i < k has w_j = 0.
                     for j in 0..i {
                         dl += b[(i, j)] * (v[(i, c)] * w[j] + w[i] * v[(j, c)]);
                     }
                     dl += b[(i, i)] * v[(i, c)] * w[i];
                 }
-                // Rows i < k: only the w_i v_j term would survive, but w_i = 0 there; the
-                // v_i w_j term needs j ≤ i < k, where w_j = 0 too.
                 grad[(a, c)] = mean_adjoint[k] * g.mean[(a, c)] + dl;
             }
         }
@@ -368,8 +402,35 @@ impl BatchImprovement<'_> {
     }
 }
 
+/// The distinct rows of the joint points: an exact repeat of a row has the same posterior
+/// sample, so it joins the factorisation only once (two equal rows would make the covariance
+/// singular, and jitter would reward the repeat with made-up independent noise).
+struct Distinct {
+    /// The joint row of each distinct row, in order of first occurrence.
+    rows: Vec<usize>,
+    /// The distinct row of each joint row.
+    of: Vec<usize>,
+}
+
+impl Distinct {
+    fn of(all: MatRef<'_, f64>) -> Self {
+        let (mut rows, mut of) = (Vec::<usize>::new(), Vec::with_capacity(all.nrows()));
+        for i in 0..all.nrows() {
+            let same = |r: &usize| (0..all.ncols()).all(|c| all[(*r, c)] == all[(i, c)]);
+            match rows.iter().position(same) {
+                Some(v) => of.push(v),
+                None => {
+                    of.push(rows.len());
+                    rows.push(i);
+                }
+            }
+        }
+        Distinct { rows, of }
+    }
+}
+
 /// The lower Cholesky factor (zeros above the diagonal) of the joint covariance with its
-/// variances clamped at [`MC_MIN_VARIANCE`] and [`MC_JITTER`] added, and which were clamped.
+/// variances clamped at [`MC_MIN_VARIANCE`] (jitter only if needed), and which were clamped.
 fn factor(joint: &JointGaussian) -> Result<(Mat<f64>, Vec<bool>), ModelError> {
     let m = joint.mean.len();
     let mut c = joint.cov.clone();
@@ -379,7 +440,6 @@ fn factor(joint: &JointGaussian) -> Result<(Mat<f64>, Vec<bool>), ModelError> {
             c[(i, i)] = MC_MIN_VARIANCE;
             *ci = true;
         }
-        c[(i, i)] += MC_JITTER;
     }
     let chol = Cholesky::factor(
         &c,

@@ -31,8 +31,8 @@ mod ucb;
 use faer::{Mat, MatRef};
 
 pub use self::batch::{
-    BatchImprovement, BatchImprovementKind, MonteCarloOptions, DEFAULT_MC_SAMPLES,
-    DEFAULT_TAU_MAX, DEFAULT_TAU_RELU, MC_JITTER, MC_MIN_VARIANCE,
+    BatchImprovement, BatchImprovementKind, MonteCarloOptions, DEFAULT_MC_SAMPLES, DEFAULT_TAU_MAX,
+    DEFAULT_TAU_RELU, MC_MIN_VARIANCE,
 };
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;

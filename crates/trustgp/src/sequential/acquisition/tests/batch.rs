@@ -8,7 +8,6 @@ use super::super::normal::{cdf, pdf};
 use super::super::{
     best_posterior_mean, Acquisition, BatchImprovement, BatchImprovementKind, Improvement,
     ImprovementKind, MarginalUtility, MonteCarloOptions, DEFAULT_TAU_MAX, DEFAULT_TAU_RELU,
-    MC_JITTER,
 };
 use super::model::{fitted_gp, training_inputs};
 use crate::posterior::Posterior;
@@ -44,8 +43,7 @@ fn q_ei_of_one_point_is_analytic_ei() {
     for a in 0..x.nrows() {
         let row = x.subrows(a, 1);
         let m = gp.marginals(row).unwrap();
-        // The Monte Carlo acquisition factorises the variance plus the jitter.
-        let sd = (m.var[0] + MC_JITTER).sqrt();
+        let sd = m.var[0].sqrt();
         // Incumbents below and above the mean, so that every improvement is sizeable.
         for shift in [-0.5, 1.0] {
             let incumbent = m.mean[0] + shift * sd;
@@ -185,16 +183,19 @@ fn q_log_ei_lies_within_its_smoothing_bounds_and_tends_to_log_q_ei() {
     let gp = fitted_gp();
     let best = best_posterior_mean(&gp, training_inputs().as_ref()).unwrap();
     let (p, x) = (pending(), batch());
-    let build = |kind| {
-        BatchImprovement::new(&gp, kind, best, p.as_ref(), 3, &options(512, 9)).unwrap()
-    };
+    let build =
+        |kind| BatchImprovement::new(&gp, kind, best, p.as_ref(), 3, &options(512, 9)).unwrap();
     let q_ei = build(BatchImprovementKind::Expected)
         .value(x.as_ref())
         .unwrap();
     assert!(q_ei > 0.0);
     // Four joint points: the pending one takes part in the max.
     let ln_m = 4f64.ln();
-    for (tau_max, tau_relu) in [(DEFAULT_TAU_MAX, DEFAULT_TAU_RELU), (0.2, 0.01), (0.05, 1.0)] {
+    for (tau_max, tau_relu) in [
+        (DEFAULT_TAU_MAX, DEFAULT_TAU_RELU),
+        (0.2, 0.01),
+        (0.05, 1.0),
+    ] {
         let got = build(BatchImprovementKind::LogExpected { tau_max, tau_relu })
             .value(x.as_ref())
             .unwrap();
@@ -289,13 +290,45 @@ fn invalid_settings_and_inputs_are_errors() {
     let one = new(expected, 0.0, 1, 16).unwrap();
     assert!(one.value(Mat::<f64>::zeros(1, 3).as_ref()).is_err());
     let wide = Mat::<f64>::zeros(1, 3);
-    let bad_pending = BatchImprovement::new(
-        &gp,
-        expected,
-        0.0,
-        wide.as_ref(),
-        1,
-        &options(16, 0),
-    );
+    let bad_pending = BatchImprovement::new(&gp, expected, 0.0, wide.as_ref(), 1, &options(16, 0));
     assert!(bad_pending.is_err());
+}
+
+#[test]
+fn a_repeated_point_adds_nothing_to_q_ei() {
+    let gp = fitted_gp();
+    let best = best_posterior_mean(&gp, training_inputs().as_ref()).unwrap();
+    let x = batch();
+    let first = x.subrows(0, 1);
+    let none = Mat::<f64>::zeros(0, 2);
+    let build = |pending: MatRef<'_, f64>, q| {
+        BatchImprovement::new(
+            &gp,
+            BatchImprovementKind::Expected,
+            best,
+            pending,
+            q,
+            &options(256, 0),
+        )
+        .unwrap()
+    };
+    let alone = build(none.as_ref(), 1).value(first).unwrap();
+    assert!(alone > 0.0);
+    // As a pending point and again as the candidate: the same samples, the same value.
+    let same = |v: f64| (v - alone).abs() <= 1e-14 * alone;
+    assert!(same(build(first, 1).value(first).unwrap()));
+    let (v, g) = build(first, 1).value_and_gradient(first).unwrap();
+    assert!(same(v));
+    assert_eq!(g.row(0).iter().filter(|d| **d != 0.0).count(), 0);
+    // Repeated inside a batch: the first copy carries the gradient of both.
+    let twice = Mat::from_fn(2, 2, |_, c| first[(0, c)]);
+    let (v, g) = build(none.as_ref(), 2)
+        .value_and_gradient(twice.as_ref())
+        .unwrap();
+    assert!(same(v));
+    let (_, g1) = build(none.as_ref(), 1).value_and_gradient(first).unwrap();
+    for c in 0..2 {
+        assert!((g[(0, c)] - g1[(0, c)]).abs() <= 1e-12 * g1[(0, c)].abs());
+        assert_eq!(g[(1, c)], 0.0);
+    }
 }
