@@ -14,7 +14,9 @@
 //! * [`BatchImprovement`]: qEI and qLogEI of a batch of `q` points next to pending points, by
 //!   Monte Carlo over quasi-random base samples ([`sobol_normal`], [`normal::quantile`]) fixed
 //!   per acquisition, with gradients through the Cholesky factor of the joint posterior
-//!   ([`Posterior::joint_gradients`]).
+//!   ([`Posterior::joint_gradients`]);
+//! * Thompson sampling on a candidate set ([`thompson_sample`], exact joint samples) around the
+//!   incumbent ([`thompson_candidates`], `rcagp.md` §3.5).
 //!
 //! With noisy observations the incumbent `f*` is the best posterior mean at the evaluated
 //! inputs ([`best_posterior_mean`]), not the best noisy observation.
@@ -26,6 +28,7 @@ pub mod normal;
 mod qmc;
 #[cfg(test)]
 mod tests;
+mod thompson;
 mod ucb;
 
 use faer::{Mat, MatRef};
@@ -37,6 +40,9 @@ pub use self::batch::{
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
 pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
+pub use self::thompson::{
+    default_candidate_count, thompson_candidates, thompson_sample, ThompsonPicks,
+};
 pub use self::ucb::UpperConfidenceBound;
 use crate::models::ModelError;
 use crate::posterior::Posterior;

@@ -18,6 +18,7 @@ mod tests;
 use faer::Mat;
 
 pub use self::batch::{maximize_batch, MaximizedBatch};
+pub(crate) use self::raw::sobol_points;
 pub use self::raw::{MAX_FREE_INPUTS, MAX_RAW_SAMPLES};
 use super::acquisition::Acquisition;
 use crate::models::ModelError;

@@ -7,6 +7,7 @@ mod batch;
 mod model;
 mod normal;
 mod qmc;
+mod thompson;
 mod utility;
 
 /// `|got − want| ≤ tol·|want|`, with a message naming `what`.
