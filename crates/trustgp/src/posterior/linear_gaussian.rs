@@ -18,6 +18,8 @@
 //!
 //! both one [`Covariance::grad_inputs_cross`] contraction over a block of test rows.
 
+mod joint;
+
 use std::borrow::Cow;
 
 use faer::linalg::triangular_solve::{
@@ -348,27 +350,35 @@ impl<'a, C: Covariance, M: PriorMean> LinearGaussian<'a, C, M> {
     pub fn joint(&self, xs: MatRef<'_, f64>) -> Result<JointGaussian, ModelError> {
         self.check(xs)?;
         let kz = self.covariance.cross(self.support, xs);
-        let mean = self.mean_of(xs, kz.as_ref());
+        Ok(self.joint_of(xs, kz.as_ref()))
+    }
+
+    /// The joint mean and covariance at the rows of `xs`, given `kz = k(Z, xs)`.
+    fn joint_of(&self, xs: MatRef<'_, f64>, kz: MatRef<'_, f64>) -> JointGaussian {
+        let mean = self.mean_of(xs, kz);
         let mut q = Mat::<f64>::zeros(xs.nrows(), xs.nrows());
         for s in &self.terms {
-            s.add_gram(kz.as_ref(), &mut q);
+            s.add_gram(kz, &mut q);
         }
         let k = self.covariance.matrix(xs);
         // Symmetric by construction up to rounding in the dense terms: average it out.
         let cov = Mat::from_fn(xs.nrows(), xs.nrows(), |i, j| {
             k[(i, j)] - 0.5 * (q[(i, j)] + q[(j, i)])
         });
-        Ok(JointGaussian { mean, cov })
+        JointGaussian { mean, cov }
+    }
+
+    /// `∂mean(x_a)/∂x_{a,c}` for every row `a` of `xs`: `Σ_b t_b ∂k(x_a, z_b)/∂x_a + ∂m/∂x_a`.
+    fn mean_gradient(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+        let w_mean = Mat::from_fn(xs.nrows(), self.support.nrows(), |_, b| self.t[b]);
+        self.covariance
+            .grad_inputs_cross(xs, self.support, w_mean.as_ref())
+            + self.mean.grad_inputs(xs)
     }
 
     fn gradients_block(&self, xs: MatRef<'_, f64>) -> MarginalGradients {
         let (marginals, kz) = self.marginals_block(xs);
-        let (m, n) = (xs.nrows(), self.support.nrows());
-        let w_mean = Mat::from_fn(m, n, |_, b| self.t[b]);
-        let mean = self
-            .covariance
-            .grad_inputs_cross(xs, self.support, w_mean.as_ref())
-            + self.mean.grad_inputs(xs);
+        let mean = self.mean_gradient(xs);
         let sk = self.apply_s(kz.as_ref());
         let var = self.covariance.grad_inputs_diag(xs)
             - 2.0

@@ -3,7 +3,8 @@
 //! Every fitted latent model (exact GP, RCGP, MOGP, MO-RCGP, SGPR, RCSVGP, SVGP, CaGP, RCaGP
 //! and the Student-t GP) is a [`Posterior`]: marginal mean and variance of the latent function
 //! at new inputs, the joint covariance, seeded joint samples, and the gradients of the mean and
-//! the variance with respect to the input. Acquisition functions, verification and kernel
+//! the variance with respect to the input, and the joint mean and covariance of a batch with
+//! their gradients in the batch's inputs ([`JointGradients`]). Acquisition functions, verification and kernel
 //! selection only talk to this interface. Everything is in the model's own units (standardised,
 //! where the model was fitted on standardised data); observation noise belongs to the
 //! likelihood, not here.
@@ -66,6 +67,23 @@ pub struct MarginalGradients {
     pub var: Mat<f64>,
 }
 
+/// The joint posterior at fixed rows followed by free rows, with its gradients with respect to
+/// the free rows (from [`Posterior::joint_gradients`]). The fixed rows are, for instance, the
+/// pending points a batch acquisition conditions on; nothing is differentiated in them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointGradients {
+    /// How many fixed rows come first (`p`); free row `a` is joint row `p + a`.
+    pub fixed: usize,
+    /// The joint mean and covariance over all `m = p + q` rows, fixed first.
+    pub joint: JointGaussian,
+    /// `∂mean(x_a)/∂x_{a,c}` of free row `a` (q × d); the mean at a row depends on no other row.
+    pub mean: Mat<f64>,
+    /// One m × d matrix per free row `a`: column `c` is the vector `u` with
+    /// `∂cov/∂x_{a,c} = u e_{p+a}ᵀ + e_{p+a} uᵀ`, i.e. `u_j = ∂cov(x_a, x_j)/∂x_{a,c}` holding
+    /// `x_j` fixed, which counts the diagonal entry `(p+a, p+a)` twice, as it should.
+    pub cov: Vec<Mat<f64>>,
+}
+
 /// The posterior of the latent function of a fitted model.
 pub trait Posterior {
     /// Marginal mean and variance at the rows of `xs`.
@@ -86,6 +104,18 @@ pub trait Posterior {
     /// # Errors
     /// As for [`Posterior::marginals`].
     fn marginal_gradients(&self, xs: MatRef<'_, f64>) -> Result<MarginalGradients, ModelError>;
+
+    /// The joint posterior at the rows of `fixed` followed by those of `free`, with its
+    /// gradients with respect to every free row (see [`JointGradients`]): what batch
+    /// acquisitions differentiate through. `fixed` may have no rows.
+    ///
+    /// # Errors
+    /// [`ModelError`] if the two have different widths, or as for [`Posterior::marginals`].
+    fn joint_gradients(
+        &self,
+        fixed: MatRef<'_, f64>,
+        free: MatRef<'_, f64>,
+    ) -> Result<JointGradients, ModelError>;
 
     /// `count` joint samples of the latent function at the rows of `xs` (an m × count matrix,
     /// one sample per column), drawing standard normals from `rng`: `mean + L z` with `L` the
@@ -151,6 +181,13 @@ impl<P: LinearGaussianForm> Posterior for P {
     }
     fn marginal_gradients(&self, xs: MatRef<'_, f64>) -> Result<MarginalGradients, ModelError> {
         self.linear_gaussian().marginal_gradients(xs)
+    }
+    fn joint_gradients(
+        &self,
+        fixed: MatRef<'_, f64>,
+        free: MatRef<'_, f64>,
+    ) -> Result<JointGradients, ModelError> {
+        self.linear_gaussian().joint_gradients(fixed, free)
     }
 }
 

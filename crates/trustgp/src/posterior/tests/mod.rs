@@ -4,6 +4,7 @@
 //! densely, against each model's own prediction.
 
 mod form;
+mod joint_gradients;
 mod models;
 
 use faer::{Mat, MatRef};
@@ -108,9 +109,10 @@ fn check_samples<P: Posterior>(p: &P, xs: MatRef<'_, f64>) {
     }
 }
 
-/// All three checks of a posterior.
+/// All four checks of a posterior.
 fn check_posterior<P: Posterior>(p: &P, xs: MatRef<'_, f64>, continuous: usize) {
     check_gradients(p, xs, continuous);
+    joint_gradients::check_joint_gradients(p, xs, continuous);
     check_joint(p, xs);
     check_samples(p, xs);
 }

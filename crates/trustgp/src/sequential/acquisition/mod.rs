@@ -10,24 +10,41 @@
 //!   ([`ImprovementKind`]): expected improvement `σ h(z)`; LogEI `ln(σ h(z))`, finite and
 //!   accurate far below the incumbent where EI underflows (Ament et al., 2023); probability of
 //!   improvement `Φ(z)` and its logarithm `ln Φ(z)`;
-//! * [`UpperConfidenceBound`] `μ + √β σ`.
+//! * [`UpperConfidenceBound`] `μ + √β σ`;
+//! * [`BatchImprovement`]: qEI and qLogEI of a batch of `q` points next to pending points, by
+//!   Monte Carlo over quasi-random base samples ([`sobol_normal`], [`normal::quantile`]) fixed
+//!   per acquisition, with gradients through the Cholesky factor of the joint posterior
+//!   ([`Posterior::joint_gradients`]);
+//! * Thompson sampling on a candidate set ([`thompson_sample`], exact joint samples) around the
+//!   incumbent ([`thompson_candidates`], `rcagp.md` §3.5).
 //!
 //! With noisy observations the incumbent `f*` is the best posterior mean at the evaluated
 //! inputs ([`best_posterior_mean`]), not the best noisy observation.
 
+mod batch;
 mod improvement;
 mod incumbent;
 pub mod normal;
+mod qmc;
 mod softplus_ei;
 #[cfg(test)]
 mod tests;
+mod thompson;
 mod ucb;
 
 use faer::{Mat, MatRef};
 
+pub use self::batch::{
+    BatchImprovement, BatchImprovementKind, MonteCarloOptions, DEFAULT_MC_SAMPLES, DEFAULT_TAU_MAX,
+    DEFAULT_TAU_RELU, MC_MIN_VARIANCE,
+};
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
 pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
+pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
+pub use self::thompson::{
+    default_candidate_count, thompson_candidates, thompson_sample, ThompsonPicks,
+};
 pub use self::ucb::UpperConfidenceBound;
 use crate::models::ModelError;
 use crate::posterior::Posterior;

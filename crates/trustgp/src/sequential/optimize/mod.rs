@@ -6,13 +6,19 @@
 //! and returns the best point found. Inputs listed in [`MaximizeOptions::fixed`] keep their
 //! given value throughout; only the others are searched. Everything is deterministic for a
 //! given seed.
+//!
+//! [`maximize_batch`] picks `q` candidates by sequential greedy conditioning, each with
+//! [`maximize`], next to pending points.
 
+mod batch;
 mod raw;
 #[cfg(test)]
 mod tests;
 
 use faer::Mat;
 
+pub use self::batch::{maximize_batch, MaximizedBatch};
+pub(crate) use self::raw::sobol_points;
 pub use self::raw::{MAX_FREE_INPUTS, MAX_RAW_SAMPLES};
 use super::acquisition::Acquisition;
 use crate::models::ModelError;

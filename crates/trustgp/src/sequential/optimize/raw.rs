@@ -17,7 +17,7 @@ pub const MAX_FREE_INPUTS: usize = sobol_burley::NUM_DIMENSIONS as usize;
 /// # Errors
 /// [`ModelError::Invalid`] if `n` exceeds [`MAX_RAW_SAMPLES`] or `free` has more than
 /// [`MAX_FREE_INPUTS`] entries (the sequence's limits).
-pub(super) fn sobol_points(
+pub(crate) fn sobol_points(
     n: usize,
     free: &[usize],
     bounds: &[(f64, f64)],

@@ -311,7 +311,7 @@ fn raw_samples_are_stratified_in_every_input_and_pair() {
 }
 
 /// An exact GP fitted to a smooth function of two inputs on `[-1, 3] × [0, 2]`.
-fn fitted_gp() -> ExactGp {
+pub(super) fn fitted_gp() -> ExactGp {
     let mut rng = StdRng::seed_from_u64(5);
     let x: Mat<f64> = Mat::from_fn(12, 2, |_, c| {
         if c == 0 {

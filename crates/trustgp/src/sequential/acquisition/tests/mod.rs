@@ -3,8 +3,11 @@
 //! finite differences in the mean and standard deviation, and, on a fitted exact GP, against
 //! Monte Carlo from the posterior and central finite differences in the input.
 
+mod batch;
 mod model;
 mod normal;
+mod qmc;
+mod thompson;
 mod utility;
 
 /// `|got − want| ≤ tol·|want|`, with a message naming `what`.

@@ -28,12 +28,12 @@ fn uniform(rows: usize, cols: usize, lo: f64, hi: f64, seed: u64) -> Mat<f64> {
 }
 
 /// The training inputs of [`fitted_gp`].
-fn training_inputs() -> Mat<f64> {
+pub(super) fn training_inputs() -> Mat<f64> {
     uniform(15, 2, -2.0, 2.0, 11)
 }
 
 /// An exact GP fitted (hyperparameters optimised) to a noisy smooth function on `[-2, 2]²`.
-fn fitted_gp() -> ExactGp {
+pub(super) fn fitted_gp() -> ExactGp {
     let x = training_inputs();
     let e = uniform(15, 1, -0.05, 0.05, 12);
     let y: Vec<f64> = (0..15)
