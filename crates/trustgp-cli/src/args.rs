@@ -197,10 +197,10 @@ pub struct SuggestArgs {
     /// maximize or minimize the target.
     #[arg(long, default_value = "maximize")]
     pub direction: String,
-    /// Acquisition: logei, ei, pi or ucb (qlogei and ts are not yet wired).
+    /// Acquisition: logei, ei, pi, ucb, qlogei (batch Monte Carlo LogEI) or ts (Thompson).
     #[arg(long, default_value = "logei")]
     pub acquisition: String,
-    /// How many points to suggest (more than one after the initial design needs qlogei).
+    /// How many points to suggest (batches: logei/qlogei, ei or ts).
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
     /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp, rcagp or rrp.
@@ -240,7 +240,7 @@ pub struct BoArgs {
     /// Points per iteration after the initial design.
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
-    /// Acquisition: logei, ei, pi or ucb (qlogei and ts are not yet wired).
+    /// Acquisition: logei, ei, pi, ucb, qlogei (batch Monte Carlo LogEI) or ts (Thompson).
     #[arg(long, default_value = "logei")]
     pub acquisition: String,
     /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp, rcagp or rrp.

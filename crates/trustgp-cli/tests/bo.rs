@@ -142,8 +142,10 @@ fn the_plot_is_svg_and_bad_flags_are_errors() {
         "4",
         "--batch",
         "2",
+        "--acquisition",
+        "ucb",
     ]);
-    assert!(e.contains("batches need qLogEI"), "{e}");
+    assert!(e.contains("one point at a time"), "{e}");
     let e = error(&[
         "bo",
         "--problem",

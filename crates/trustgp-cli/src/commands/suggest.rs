@@ -160,12 +160,14 @@ fn report(run: &BayesOpt, p: &Proposal) -> Result<Map<String, Value>, CliError> 
             )
         })
         .collect();
-    let acquisition = match p.acquisition_value {
-        Some(v) => {
+    // Design points come from the Sobol sequence; Thompson sampling has no value.
+    let acquisition = match (&p.model, p.acquisition_value) {
+        (None, _) => json!({"name": "sobol", "value": Value::Null}),
+        (Some(_), Some(v)) => {
             finite(v, || "the acquisition value".into())?;
             json!({"name": run.settings().acquisition.name(), "value": v})
         }
-        None => json!({"name": "sobol", "value": Value::Null}),
+        (Some(_), None) => json!({"name": run.settings().acquisition.name(), "value": Value::Null}),
     };
     let model = match &p.model {
         Some(m) => summary_json(m, run.x().len(), None)?,

@@ -86,16 +86,16 @@ pub enum SuggestAcquisition {
     Pi,
     /// Upper confidence bound with `β =` [`DEFAULT_UCB_BETA`].
     Ucb,
-    /// Monte Carlo log expected improvement of a batch (not yet wired: see
-    /// [`propose`](super::bayes_opt::propose)).
+    /// Monte Carlo log expected improvement of a batch (qLogEI), points picked by sequential
+    /// greedy conditioning.
     QLogEi,
-    /// Thompson sampling (not yet wired: see [`propose`](super::bayes_opt::propose)).
+    /// Thompson sampling: the argmax of exact joint posterior samples on candidates around the
+    /// incumbent, one sample per point.
     Ts,
 }
 
 impl SuggestAcquisition {
-    /// Parses `logei`, `ei`, `pi` or `ucb`; `qlogei` and `ts` are refused until they are
-    /// wired into [`propose`](super::bayes_opt::propose).
+    /// Parses `logei`, `ei`, `pi`, `ucb`, `qlogei` or `ts`.
     ///
     /// # Errors
     /// [`ModelError::Invalid`] for any other name, listing the accepted ones.
@@ -105,11 +105,10 @@ impl SuggestAcquisition {
             "ei" => Ok(Self::Ei),
             "pi" => Ok(Self::Pi),
             "ucb" => Ok(Self::Ucb),
-            "qlogei" | "ts" => Err(ModelError::Invalid(format!(
-                "acquisition '{name}' is not yet wired (expected logei, ei, pi or ucb)"
-            ))),
+            "qlogei" => Ok(Self::QLogEi),
+            "ts" => Ok(Self::Ts),
             other => Err(ModelError::Invalid(format!(
-                "unknown acquisition '{other}' (expected logei, ei, pi or ucb)"
+                "unknown acquisition '{other}' (expected logei, ei, pi, ucb, qlogei or ts)"
             ))),
         }
     }

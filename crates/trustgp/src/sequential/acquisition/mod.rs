@@ -40,8 +40,8 @@ pub use self::batch::{
 };
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
-pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
 pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
+pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
 pub use self::thompson::{
     default_candidate_count, thompson_candidates, thompson_sample, ThompsonPicks,
 };

@@ -434,7 +434,7 @@ impl BayesOpt {
             let (x, value) = eulbo_refine(&model, xs.as_ref(), &ys, &proposed.points[0], &unit)?;
             Proposed {
                 points: vec![x],
-                value,
+                value: Some(value),
             }
         } else {
             proposed
@@ -452,7 +452,7 @@ impl BayesOpt {
             .collect();
         Ok(Proposal {
             points,
-            acquisition_value: Some(proposed.value),
+            acquisition_value: proposed.value,
             model: Some(model),
             region,
         })

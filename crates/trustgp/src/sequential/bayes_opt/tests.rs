@@ -203,21 +203,107 @@ fn eulbo_refines_the_acquisition_point_of_each_trainable_surrogate() {
 }
 
 #[test]
-fn batches_and_unwired_acquisitions_are_clear_errors_after_the_design() {
-    let mut bo = run_on_branin(Method::Standard, 0);
-    // During the design a batch is fine.
+fn batches_are_distinct_points_in_the_box_and_one_point_acquisitions_refuse_them() {
+    let bo = run_on_branin(Method::Standard, 0);
+    // During the design a batch is fine for any acquisition.
     let mut fresh = BayesOpt::new(BoSettings::new(branin_bounds())).unwrap();
     assert_eq!(fresh.ask(5).unwrap().points.len(), 5);
-    assert!(message(bo.ask(0)).contains("q ≥ 1"));
-    let e = message(bo.ask(3));
-    assert!(e.contains("batches need qLogEI (not yet wired)"), "{e}");
-    for a in [SuggestAcquisition::QLogEi, SuggestAcquisition::Ts] {
+    assert!(message(bo.clone().ask(0)).contains("q ≥ 1"));
+    let (lo, hi) = bo.box_ends();
+    for a in [
+        SuggestAcquisition::LogEi,
+        SuggestAcquisition::QLogEi,
+        SuggestAcquisition::Ei,
+        SuggestAcquisition::Ts,
+    ] {
         let mut run = bo.clone();
         run.settings.acquisition = a;
-        let e = message(run.ask(1));
+        let mut again = run.clone();
+        let p = run.ask(3).unwrap();
+        assert_eq!(p.points.len(), 3, "{a:?}");
+        for (i, x) in p.points.iter().enumerate() {
+            assert!(
+                (0..2).all(|c| lo[c] <= x[c] && x[c] <= hi[c]),
+                "{a:?} point {i}: {x:?}"
+            );
+            for y in &p.points[..i] {
+                let gap = (0..2).map(|c| (x[c] - y[c]).abs()).fold(0.0, f64::max);
+                assert!(gap > 1e-3, "{a:?}: repeated point {x:?}");
+            }
+        }
+        // Thompson sampling has no acquisition value; the batch improvements do.
+        assert_eq!(p.acquisition_value.is_none(), a == SuggestAcquisition::Ts);
+        // Seeded: the same state proposes the same batch.
+        assert_eq!(again.ask(3).unwrap().points, p.points, "{a:?}");
+    }
+    for a in [SuggestAcquisition::Pi, SuggestAcquisition::Ucb] {
+        let mut run = bo.clone();
+        run.settings.acquisition = a;
+        let e = message(run.ask(2));
         assert!(
-            e.contains(&format!("'{}' is not yet wired", a.name())),
+            e.contains("one point at a time") && e.contains("qlogei"),
             "{e}"
+        );
+    }
+}
+
+/// A batch of one by qLogEI is the maximiser of qLogEI with `q = 1` on the same posterior, and
+/// its value is qLogEI there: checked against `maximize` on the fitted surrogate.
+#[test]
+fn a_qlogei_batch_of_one_maximises_qlogei() {
+    use super::super::acquisition::{
+        best_posterior_mean, BatchImprovement, BatchImprovementKind, MonteCarloOptions,
+    };
+    use super::super::optimize::{maximize, MaximizeOptions};
+    let mut bo = run_on_branin(Method::Standard, 2);
+    bo.settings.acquisition = SuggestAcquisition::QLogEi;
+    let seed = bo.settings.seed.wrapping_add(bo.model_asks);
+    let p = bo.ask(1).unwrap();
+    let model = p.model.as_ref().unwrap();
+    let posterior = latent_posterior(model).unwrap();
+    let st = &model.standardizer;
+    let data = bo.surrogate_data();
+    let xs = st.transform_x(data.x.as_ref());
+    let (lo, hi) = bo.box_ends();
+    let unit: Vec<(f64, f64)> = (0..2)
+        .map(|c| {
+            (
+                (lo[c] - st.x_mean[c]) / st.x_std[c],
+                (hi[c] - st.x_mean[c]) / st.x_std[c],
+            )
+        })
+        .collect();
+    let best = best_posterior_mean(posterior, xs.as_ref()).unwrap();
+    let mc = MonteCarloOptions {
+        seed,
+        ..MonteCarloOptions::default()
+    };
+    let none = Mat::<f64>::zeros(0, 2);
+    let acq = BatchImprovement::new(
+        posterior,
+        BatchImprovementKind::log_expected(),
+        best,
+        none.as_ref(),
+        1,
+        &mc,
+    )
+    .unwrap();
+    let options = MaximizeOptions {
+        seed,
+        ..MaximizeOptions::default()
+    };
+    let direct = maximize(&acq, &unit, &options).unwrap();
+    let got = p.acquisition_value.unwrap();
+    assert!(
+        (got - direct.value).abs() <= 1e-12 * direct.value.abs().max(1.0),
+        "{got} vs {}",
+        direct.value
+    );
+    for c in 0..2 {
+        let v = (st.x_mean[c] + st.x_std[c] * direct.x[c]).clamp(lo[c], hi[c]);
+        assert!(
+            (p.points[0][c] - v).abs() <= 1e-12 * (hi[c] - lo[c]),
+            "input {c}"
         );
     }
 }

@@ -65,12 +65,14 @@ fn acquisition_names_round_trip() {
         SuggestAcquisition::Ei,
         SuggestAcquisition::Pi,
         SuggestAcquisition::Ucb,
+        SuggestAcquisition::QLogEi,
+        SuggestAcquisition::Ts,
     ] {
         assert_eq!(SuggestAcquisition::parse(a.name()).unwrap(), a);
     }
-    let e = SuggestAcquisition::parse("ts").unwrap_err().to_string();
+    let e = SuggestAcquisition::parse("qei").unwrap_err().to_string();
     assert!(
-        e.contains("'ts'") && e.contains("logei, ei, pi or ucb"),
+        e.contains("'qei'") && e.contains("logei, ei, pi, ucb, qlogei or ts"),
         "{e}"
     );
 }
