@@ -75,7 +75,8 @@ class Problem:
     def bounds_arg(self):
         """The `--bounds` argument of `trustgp suggest` for this box (names x1…xd)."""
         return ",".join(
-            f"x{j + 1}={lo!r}:{hi!r}" for j, (lo, hi) in enumerate(zip(self.lower, self.upper))
+            f"x{j + 1}={float(lo)!r}:{float(hi)!r}"
+            for j, (lo, hi) in enumerate(zip(self.lower, self.upper))
         )
 
 
