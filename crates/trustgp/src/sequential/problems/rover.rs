@@ -7,10 +7,11 @@
 //!   sums with the steps, `p₀ = start`, `pₖ = pₖ₋₁ + stepₖ` (31 points), so the rover can reach
 //!   the goal `(0.95, 0.95)` with steps of `0.03` on average.
 //! * Consecutive equal waypoints (zero steps) are dropped. Through the `m` that remain runs the
-//!   interpolating cubic spline in the chord-length parameter (normalised to `u ∈ [0, 1]`) with not-a-knot ends
-//!   — the curve `scipy.interpolate.splprep(points, k=3, s=0)` fits, whose interior knots sit
-//!   at `u₂ … u_{m−3}`. (With fewer than 4 distinct waypoints, where that spline does not
-//!   exist, the interpolating polynomial of degree `m − 1` is used: a point or a segment.)
+//!   interpolating cubic spline in the chord-length parameter (normalised to `u ∈ [0, 1]`)
+//!   with not-a-knot ends — the curve `scipy.interpolate.splprep(points, k=3, s=0)` fits,
+//!   whose interior knots sit at `u₂ … u_{m−3}`. (With fewer than 4 distinct waypoints, where
+//!   that spline does not exist and the reference code fails, the interpolating polynomial of
+//!   degree `m − 1` is used: a point, a segment or a parabola.)
 //! * The curve is sampled at 1000 equally spaced `u`; the cost is the trapezoidal integral of
 //!   the state cost along the sampled polyline, `Σᵢ ‖qᵢ₊₁ − qᵢ‖ (cᵢ + cᵢ₊₁)/2`, where `c(q)` is
 //!   0.05, plus 20 inside an obstacle or outside `[0, 1)²`; the obstacles are the 34
