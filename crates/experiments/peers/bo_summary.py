@@ -117,8 +117,37 @@ def summarise(directory, problem):
         std = best.std(axis=0, ddof=1) if len(seeds) > 1 else np.zeros(budget)
         series.append((label, colour, ev, best.mean(axis=0), std))
     lines.append("")
+    lines.extend(paired(found, budget))
     svg = svg_plot(f"{problem}: best value found", series, "best value (maximised)")
     return lines, svg
+
+
+def paired(found, budget):
+    """Seed-by-seed comparison of trustgp's final best with each other method's, on the seeds
+    both completed (same initial rows per seed)."""
+    finals = {
+        m: {s: r[-1] for s, r in runs.items() if len(r) == budget} for m, runs in found.items()
+    }
+    out = []
+    for other, label in [("botorch", "BoTorch"), ("random", "random search")]:
+        common = sorted(set(finals["suggest"]) & set(finals[other]))
+        if not common:
+            continue
+        wins = sum(finals["suggest"][s]["best"] >= finals[other][s]["best"] for s in common)
+        text = (
+            f"trustgp ≥ {label} in final best value on {wins} of {len(common)} seeds "
+            f"(paired: same initial rows)"
+        )
+        if finals["suggest"][common[0]]["regret"] is not None:
+            mt = statistics.median(finals["suggest"][s]["regret"] for s in common)
+            mo = statistics.median(finals[other][s]["regret"] for s in common)
+            sign = "≤" if mt <= mo else ">"
+            text += (
+                f"; median simple regret over these seeds {mt:.4g} (trustgp) vs {mo:.4g} "
+                f"({label}): **trustgp {sign} {label}**"
+            )
+        out.append(f"* {text}.")
+    return out + [""] if out else []
 
 
 def main():
