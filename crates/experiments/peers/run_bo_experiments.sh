@@ -58,5 +58,5 @@ fi
 
 if [[ $what == all || $what == summary ]]; then
   "$PY" $P/bo_summary.py --dir $R --problems hartmann6,rover60,lunar12 --md results/bo_quality.md \
-    --preamble $R/quality_preamble.md --speed $R/speed.json --speed-md results/bo_speed.md
+    --preamble $R/quality_preamble.md --speed $R/speed_torch1.json,$R/speed.json --speed-md results/bo_speed.md
 fi
