@@ -33,9 +33,11 @@ def load(directory, method, problem):
     """{seed: list of JSON records} for the runs of `method` on `problem`."""
     runs = {}
     for path in glob.glob(os.path.join(directory, f"{method}_{problem}_seed*.jsonl")):
-        seed = int(re.search(r"seed(\d+)\.jsonl$", path).group(1))
+        found = re.search(r"_seed(\d+)\.jsonl$", path)
+        if found is None:  # e.g. a run still being written under another name
+            continue
         with open(path) as f:
-            runs[seed] = [json.loads(line) for line in f if line.strip()]
+            runs[int(found.group(1))] = [json.loads(line) for line in f if line.strip()]
     return runs
 
 
