@@ -10,11 +10,20 @@
 //!   `(0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573)`, constants as in `rcagp.md`
 //!   §5.5, whose task "Hartmann6D" is exactly `−H₆`;
 //! * [`Problem::Ackley`] — any dimension `d ≥ 1`, box `[−32.768, 32.768]^d`, `a = 20`,
-//!   `b = 0.2`, `c = 2π`, minimum 0 at the origin.
+//!   `b = 0.2`, `c = 2π`, minimum 0 at the origin;
+//! * [`Problem::Rover60`] — 60-D, box `[−2/60, 4/60]⁶⁰`, the rover trajectory reward of Wang et
+//!   al. (2018) as the RCaGP paper's task "Rover60D" (`rcagp.md` §5.5) defines it; already a
+//!   reward (maximised as published), maximum unknown (below `5 − 0.045√2 ≈ 4.936`): see
+//!   the `rover` module.
+//!
+//! Lunar12 (`rcagp.md` §5.5) is not here: it needs the Box2D rigid-body physics of gymnasium's
+//! LunarLander, so it is evaluated in Python (`crates/experiments/peers/lunar.py`) and driven
+//! through `trustgp suggest`.
 //!
 //! [`outliers`] holds the seeded corruption of observations used by the robust BO experiments.
 
 pub mod outliers;
+mod rover;
 #[cfg(test)]
 mod tests;
 
@@ -28,7 +37,7 @@ use faer::MatRef;
 pub enum ProblemError {
     /// The problem name is not known.
     #[error(
-        "unknown problem \"{found}\"; expected branin, hartmann6 or ackley:D (D a positive integer)"
+        "unknown problem \"{found}\"; expected branin, hartmann6, rover60 or ackley:D (D a positive integer)"
     )]
     UnknownProblem {
         /// The name given.
@@ -78,6 +87,8 @@ pub enum Problem {
         /// The number of inputs, at least 1.
         dim: usize,
     },
+    /// The 60-D rover trajectory reward (30 waypoint steps).
+    Rover60,
 }
 
 /// Hartmann6 weights `α` (`rcagp.md` §5.5).
@@ -104,8 +115,8 @@ const HARTMANN6_MAX: f64 = 3.32236801141551;
 const ACKLEY_HALF_SIDE: f64 = 32.768;
 
 impl Problem {
-    /// Parses `branin`, `hartmann6` or `ackley:D` (e.g. `ackley:10`); case and surrounding
-    /// spaces are ignored.
+    /// Parses `branin`, `hartmann6`, `rover60` or `ackley:D` (e.g. `ackley:10`); case and
+    /// surrounding spaces are ignored.
     pub fn parse(s: &str) -> Result<Self, ProblemError> {
         let unknown = || ProblemError::UnknownProblem {
             found: s.to_string(),
@@ -114,6 +125,7 @@ impl Problem {
         match lower.as_str() {
             "branin" => Ok(Problem::Branin),
             "hartmann6" => Ok(Problem::Hartmann6),
+            "rover60" => Ok(Problem::Rover60),
             other => {
                 let dim = other
                     .strip_prefix("ackley:")
@@ -131,6 +143,7 @@ impl Problem {
             Problem::Branin => 2,
             Problem::Hartmann6 => 6,
             Problem::Ackley { dim } => *dim,
+            Problem::Rover60 => rover::DIM,
         }
     }
 
@@ -142,19 +155,26 @@ impl Problem {
             Problem::Ackley { dim } => {
                 (vec![-ACKLEY_HALF_SIDE; *dim], vec![ACKLEY_HALF_SIDE; *dim])
             }
+            Problem::Rover60 => {
+                let (lo, hi) = rover::bounds();
+                (vec![lo; rover::DIM], vec![hi; rover::DIM])
+            }
         }
     }
 
-    /// The known global maximum (minus the literature's minimum).
-    pub fn optimum(&self) -> f64 {
+    /// The known global maximum (minus the literature's minimum), or `None` where it is not
+    /// known (Rover60), so that simple regret cannot be reported there.
+    pub fn optimum(&self) -> Option<f64> {
         match self {
-            Problem::Branin => -5.0 / (4.0 * PI),
-            Problem::Hartmann6 => HARTMANN6_MAX,
-            Problem::Ackley { .. } => 0.0,
+            Problem::Branin => Some(-5.0 / (4.0 * PI)),
+            Problem::Hartmann6 => Some(HARTMANN6_MAX),
+            Problem::Ackley { .. } => Some(0.0),
+            Problem::Rover60 => None,
         }
     }
 
-    /// The known global maximisers, as published (Hartmann6's to six digits).
+    /// The known global maximisers, as published (Hartmann6's to six digits); empty where
+    /// none is known (Rover60).
     pub fn maximisers(&self) -> Vec<Vec<f64>> {
         match self {
             Problem::Branin => vec![vec![-PI, 12.275], vec![PI, 2.275], vec![3.0 * PI, 2.475]],
@@ -162,6 +182,7 @@ impl Problem {
                 0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573,
             ]],
             Problem::Ackley { dim } => vec![vec![0.0; *dim]],
+            Problem::Rover60 => Vec::new(),
         }
     }
 
@@ -234,17 +255,20 @@ impl Problem {
             Problem::Branin => -branin(x[0], x[1]),
             Problem::Hartmann6 => -hartmann6(x),
             Problem::Ackley { .. } => -ackley(x),
+            Problem::Rover60 => rover::reward(x),
         }
     }
 }
 
-/// Writes the name [`Problem::parse`] reads back: `branin`, `hartmann6`, `ackley:D`.
+/// Writes the name [`Problem::parse`] reads back: `branin`, `hartmann6`, `ackley:D`,
+/// `rover60`.
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Problem::Branin => write!(f, "branin"),
             Problem::Hartmann6 => write!(f, "hartmann6"),
             Problem::Ackley { dim } => write!(f, "ackley:{dim}"),
+            Problem::Rover60 => write!(f, "rover60"),
         }
     }
 }

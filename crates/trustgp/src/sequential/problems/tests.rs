@@ -4,11 +4,12 @@ use faer::Mat;
 
 use super::*;
 
-const ALL: [Problem; 4] = [
+const ALL: [Problem; 5] = [
     Problem::Branin,
     Problem::Hartmann6,
     Problem::Ackley { dim: 1 },
     Problem::Ackley { dim: 5 },
+    Problem::Rover60,
 ];
 
 #[test]
@@ -19,7 +20,7 @@ fn branin_minimisers_give_the_published_minimum() {
         // cos x₁ = −1: 10 − 10(1 − 1/(8π)) = 5/(4π).
         assert!((v + 0.397887).abs() < 1e-6, "{x:?}: {v}");
         assert!((v + 5.0 / (4.0 * PI)).abs() < 1e-13, "{x:?}: {v}");
-        assert!((v - Problem::Branin.optimum()).abs() < 1e-13);
+        assert!((v - Problem::Branin.optimum().unwrap()).abs() < 1e-13);
     }
 }
 
@@ -31,7 +32,10 @@ fn hartmann6_maximiser_gives_the_published_maximum() {
     assert!((v - 3.32237).abs() < 5e-6, "{v}");
     // An independent Python evaluation of −H₆ at the published point.
     assert!((v - 3.322368011391339).abs() < 1e-13, "{v}");
-    assert!((v - Problem::Hartmann6.optimum()).abs() < 1e-10, "{v}");
+    assert!(
+        (v - Problem::Hartmann6.optimum().unwrap()).abs() < 1e-10,
+        "{v}"
+    );
 }
 
 #[test]
@@ -71,7 +75,7 @@ fn maximisers_are_local_maxima_inside_the_box() {
                 .zip(&ub)
                 .all(|((v, l), u)| l <= v && v <= u));
             let best = p.evaluate(&x).unwrap();
-            assert!((best - p.optimum()).abs() < 1e-10, "{p}");
+            assert!((best - p.optimum().unwrap()).abs() < 1e-10, "{p}");
             for j in 0..p.dim() {
                 for h in [-1e-4, 1e-4] {
                     let mut y = x.clone();
@@ -85,6 +89,20 @@ fn maximisers_are_local_maxima_inside_the_box() {
             }
         }
     }
+}
+
+#[test]
+fn only_rover60_has_no_known_optimum() {
+    for p in ALL {
+        let unknown = p == Problem::Rover60;
+        assert_eq!(p.optimum().is_none(), unknown, "{p}");
+        assert_eq!(p.maximisers().is_empty(), unknown, "{p}");
+    }
+    assert_eq!(Problem::Rover60.dim(), 60);
+    let (lb, ub) = Problem::Rover60.bounds();
+    assert!(lb.iter().all(|&v| v == -2.0 / 60.0) && ub.iter().all(|&v| v == 4.0 / 60.0));
+    // A reward is above the bound 5 − 0.05 · 0.9√2 that every path to the goal pays.
+    assert!(Problem::Rover60.evaluate(&vec![0.03; 60]).unwrap() < 5.0 - 0.045 * 2f64.sqrt());
 }
 
 #[test]
@@ -138,6 +156,7 @@ fn names_parse_and_print_back() {
         assert_eq!(Problem::parse(&p.to_string()), Ok(p));
     }
     assert_eq!(Problem::parse(" Hartmann6 "), Ok(Problem::Hartmann6));
+    assert_eq!(Problem::parse("ROVER60"), Ok(Problem::Rover60));
     assert_eq!(
         Problem::parse("ackley: 12"),
         Ok(Problem::Ackley { dim: 12 })
