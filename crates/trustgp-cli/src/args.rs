@@ -228,7 +228,7 @@ pub struct SuggestArgs {
 /// Arguments of `bo`.
 #[derive(Args, Debug)]
 pub struct BoArgs {
-    /// The benchmark: branin, hartmann6 or ackley:D.
+    /// The benchmark: branin, hartmann6, ackley:D or rover60.
     #[arg(long)]
     pub problem: String,
     /// Evaluations in all, the initial design included.
@@ -237,6 +237,11 @@ pub struct BoArgs {
     /// Evaluations of the initial design (scrambled Sobol).
     #[arg(long, default_value_t = 10)]
     pub init: usize,
+    /// Take the initial design from this CSV instead (columns x1, x2, … of the problem's
+    /// inputs; other columns are ignored; the objective is evaluated at every row, whose
+    /// count replaces --init): to start several tools from the same points.
+    #[arg(long)]
+    pub init_points: Option<PathBuf>,
     /// Points per iteration after the initial design.
     #[arg(long, default_value_t = 1)]
     pub batch: usize,

@@ -7,11 +7,13 @@
 //! trust region and the reported best follow the clean values.
 
 use std::fs::File;
+use std::path::Path;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
+use trustgp::data::read_inputs;
 use trustgp::report::svg::{line_plot, Series};
 use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method};
 use trustgp::sequential::problems::outliers::ObservationOutliers;
@@ -58,15 +60,41 @@ impl Scale {
     }
 }
 
-/// The settings of the flags, after checking the budget.
-fn settings(a: &BoArgs, problem: Problem) -> Result<BoSettings, CliError> {
-    if a.budget == 0 || a.init == 0 || a.batch == 0 {
+/// The initial design of `--init-points`: its rows of the problem's inputs, inside the box.
+fn initial_points(path: &Path, problem: Problem) -> Result<Vec<Vec<f64>>, CliError> {
+    let names: Vec<String> = (1..=problem.dim()).map(|c| format!("x{c}")).collect();
+    let x = read_inputs(path, &names)?;
+    let (lo, hi) = problem.bounds();
+    (0..x.nrows())
+        .map(|i| {
+            let row: Vec<f64> = (0..x.ncols()).map(|c| x[(i, c)]).collect();
+            match (0..row.len()).find(|&c| !(lo[c] <= row[c] && row[c] <= hi[c])) {
+                Some(c) => Err(format!(
+                    "{}: row {}, column x{}: {} is outside the box [{}, {}]",
+                    path.display(),
+                    i + 1,
+                    c + 1,
+                    row[c],
+                    lo[c],
+                    hi[c]
+                )
+                .into()),
+                None => Ok(row),
+            }
+        })
+        .collect()
+}
+
+/// The settings of the flags, after checking the budget; `init` is the initial design's size.
+fn settings(a: &BoArgs, problem: Problem, init: usize) -> Result<BoSettings, CliError> {
+    if a.budget == 0 || init == 0 || a.batch == 0 {
         return Err("--budget, --init and --batch must be at least 1".into());
     }
-    if a.init > a.budget {
+    if init > a.budget {
         return Err(format!(
-            "--init {} exceeds --budget {}: the initial design is part of the budget",
-            a.init, a.budget
+            "the initial design's {init} points exceed --budget {}: the initial design is \
+             part of the budget",
+            a.budget
         )
         .into());
     }
@@ -82,7 +110,7 @@ fn settings(a: &BoArgs, problem: Problem) -> Result<BoSettings, CliError> {
     s.model.clone_from(&a.model);
     s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
     s.method = Method::parse(&a.method)?;
-    s.n_init = a.init;
+    s.n_init = init;
     s.seed = a.seed;
     s.check()?;
     Ok(s)
@@ -110,7 +138,13 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
         .as_deref()
         .map(ObservationOutliers::parse)
         .transpose()?;
-    let mut run = BayesOpt::new(settings(a, problem)?)?;
+    let design = a
+        .init_points
+        .as_deref()
+        .map(|p| initial_points(p, problem))
+        .transpose()?;
+    let init = design.as_ref().map_or(a.init, Vec::len);
+    let mut run = BayesOpt::new(settings(a, problem, init)?)?;
     let mut out = match &a.out {
         Some(p) => Some(BufWriter::new(
             File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
@@ -125,12 +159,15 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
     let mut n_outliers = 0;
     while trace.len() < a.budget {
         let done = trace.len();
-        let q = if done < a.init {
-            a.init - done
+        let q = if done < init {
+            init - done
         } else {
             a.batch.min(a.budget - done)
         };
-        let points = run.ask(q)?.points;
+        let points = match (&design, done) {
+            (Some(rows), 0) => rows.clone(),
+            _ => run.ask(q)?.points,
+        };
         let clean = points
             .iter()
             .map(|x| problem.evaluate(x))
@@ -174,7 +211,7 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
                     "y_clean": clean[k],
                     "is_outlier": is_outlier[k],
                     "best_clean": best,
-                    "regret": optimum - best,
+                    "regret": optimum.map(|o| o - best),
                     "seconds": start.elapsed().as_secs_f64(),
                 });
                 writeln!(w, "{line}")?;
@@ -211,7 +248,7 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
         "best": best,
         "best_x": best_x,
         "optimum": optimum,
-        "regret": optimum - best,
+        "regret": optimum.map(|o| o - best),
         "evaluations": trace.len(),
         "outliers": n_outliers,
         "seconds": start.elapsed().as_secs_f64(),

@@ -11,7 +11,7 @@
 //!   reference code's alternation, clipping, patience and restore-on-failure.
 //! * [`optimize`] — the candidate that maximises an acquisition over a box: multi-start
 //!   L-BFGS-B from the best of scrambled-Sobol raw samples, with optional fixed inputs.
-//! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley) with their boxes
+//! * [`problems`] — built-in benchmark objectives (Branin, Hartmann6, Ackley, Rover60) with their boxes
 //!   and known optima, and the seeded outlier corruption of observations of robust BO.
 //! * [`bayes_opt`] — the ask/tell [`BayesOpt`](bayes_opt::BayesOpt) run: initial design, any
 //!   single-output surrogate, whole box or TuRBO region, state stored as JSON.
