@@ -28,9 +28,9 @@
 //! improvement is smoothed by a softplus at temperature `τ_relu` (default `1e-6`), the max over
 //! the batch by a log-sum-exp at `τ_max` (default `1e-2`), and the mean over samples is a
 //! log-mean-exp, so it stays finite and informative where qEI is zero at every sample. Since
-//! `relu ≤ softplus_τ ≤ relu + τ log 2` and `max ≤ τ LSE(·/τ) ≤ max + τ log q`,
-//! `log qEI ≤ qLogEI ≤ log(qEI + τ_relu log 2) + τ_max log q`. The pending points take part in
-//! the max, as BoTorch's `X_pending` do; BoTorch's default is also [`DEFAULT_MC_SAMPLES`]` = 512`
+//! `relu ≤ softplus_τ ≤ relu + τ log 2` and `max ≤ τ LSE(·/τ) ≤ max + τ log m` over the
+//! `m = pending + q` joint points, `log qEI ≤ qLogEI ≤ log(qEI + τ_relu log 2) + τ_max log m`.
+//! The pending points take part in the max, as BoTorch's `X_pending` do; BoTorch's default is also [`DEFAULT_MC_SAMPLES`]` = 512`
 //! Sobol samples.
 //!
 //! Gradients: the value depends on `μ` and `L`, with adjoints `ḡ⁽ˢ⁾ = ∂value/∂f⁽ˢ⁾`. The
