@@ -43,6 +43,13 @@ fn run_seeded(name: &str, seed: &str, extra: &[&str]) -> (Value, Vec<Value>) {
     (summary, lines)
 }
 
+/// The error output of a failed run.
+fn error(args: &[&str]) -> String {
+    let o = trustgp(args);
+    assert!(!o.status.success());
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 fn without_seconds(lines: &[Value]) -> Vec<Value> {
     lines
         .iter()
@@ -123,11 +130,6 @@ fn the_plot_is_svg_and_bad_flags_are_errors() {
     let (_, _) = run("plot", &["--plot", &plot]);
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains("branin"));
-    let error = |args: &[&str]| {
-        let o = trustgp(args);
-        assert!(!o.status.success());
-        String::from_utf8_lossy(&o.stderr).into_owned()
-    };
     let e = error(&["bo", "--problem", "nope", "--budget", "5"]);
     assert!(e.contains("unknown problem"), "{e}");
     let e = error(&["bo", "--problem", "branin", "--budget", "5", "--init", "6"]);
@@ -156,4 +158,49 @@ fn the_plot_is_svg_and_bad_flags_are_errors() {
         "half:0.2",
     ]);
     assert!(e.contains("bad outlier spec"), "{e}");
+}
+
+#[test]
+fn init_points_are_the_first_evaluations_and_bad_rows_are_named() {
+    let dir = scratch("init_points");
+    let rows = [[-5.0, 0.0], [10.0, 15.0], [2.5, 7.5], [0.0, 1.0]];
+    let mut csv = String::from("x1,x2,y\n");
+    for r in rows {
+        csv.push_str(&format!("{},{},0\n", r[0], r[1]));
+    }
+    let file = write(&dir, "init.csv", &csv);
+    let (summary, lines) = run("init_points_run", &["--init-points", &file]);
+    assert_eq!(lines.len(), 12);
+    assert_eq!(summary["settings"]["init"], 4);
+    for (line, r) in lines.iter().zip(rows) {
+        let x: Vec<f64> = serde_json::from_value(line["x"].clone()).unwrap();
+        assert_eq!(x, r.to_vec());
+        // The objective is evaluated at the rows: the file's y column is not used.
+        assert_ne!(line["y_clean"].as_f64().unwrap(), 0.0);
+    }
+    let outside = write(&dir, "outside.csv", "x1,x2\n0,0\n11,3\n");
+    let e = error(&[
+        "bo",
+        "--problem",
+        "branin",
+        "--budget",
+        "5",
+        "--init-points",
+        &outside,
+    ]);
+    assert!(
+        e.contains("row 2, column x1") && e.contains("outside the box"),
+        "{e}"
+    );
+    let missing = write(&dir, "missing.csv", "a,b\n0,0\n");
+    let e = error(&[
+        "bo",
+        "--problem",
+        "branin",
+        "--budget",
+        "5",
+        "--init-points",
+        &missing,
+    ]);
+    assert!(e.contains("x1"), "{e}");
 }

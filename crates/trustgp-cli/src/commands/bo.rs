@@ -7,8 +7,8 @@
 //! trust region and the reported best follow the clean values.
 
 use std::fs::File;
-use std::path::Path;
 use std::io::{BufWriter, IsTerminal, Write};
+use std::path::Path;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -91,9 +91,12 @@ fn settings(a: &BoArgs, problem: Problem, init: usize) -> Result<BoSettings, Cli
         return Err("--budget, --init and --batch must be at least 1".into());
     }
     if init > a.budget {
+        let design = match a.init_points {
+            Some(_) => format!("--init-points has {init} rows, which"),
+            None => format!("--init {init}"),
+        };
         return Err(format!(
-            "the initial design's {init} points exceed --budget {}: the initial design is \
-             part of the budget",
+            "{design} exceeds --budget {}: the initial design is part of the budget",
             a.budget
         )
         .into());
@@ -254,7 +257,8 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
         "seconds": start.elapsed().as_secs_f64(),
         "settings": {
             "budget": a.budget,
-            "init": a.init,
+            "init": init,
+            "init_points": a.init_points.as_ref().map(|p| p.display().to_string()),
             "batch": a.batch,
             "acquisition": s.acquisition.name(),
             "model": s.model,
