@@ -23,6 +23,7 @@ import statistics
 import numpy as np
 
 METHODS = [
+    ("bo", "trustgp bo (GP + LogEI)", "#2ca02c"),
     ("suggest", "trustgp suggest (GP + LogEI)", "#1f77b4"),
     ("botorch", "BoTorch (SingleTaskGP + qLogEI)", "#d62728"),
     ("random", "random search", "#7f7f7f"),
@@ -37,8 +38,32 @@ def load(directory, method, problem):
         if found is None:  # e.g. a run still being written under another name
             continue
         with open(path) as f:
-            runs[int(found.group(1))] = [json.loads(line) for line in f if line.strip()]
+            records = [json.loads(line) for line in f if line.strip()]
+        if method == "bo":
+            records = from_bo(records, problem, directory, int(found.group(1)))
+        runs[int(found.group(1))] = records
     return runs
+
+
+def from_bo(records, problem, directory, seed):
+    """`trustgp bo --out` lines in the records of the loops: `best`, `phase` (the rows of the
+    shared initial design are "init") and `seconds` per evaluation (bo writes elapsed time)."""
+    init_csv = os.path.join(directory, f"init_{problem}_seed{seed}.csv")
+    with open(init_csv) as f:
+        n_init = sum(1 for line in f if line.strip()) - 1
+    out, last = [], 0.0
+    for rec in records:
+        out.append({
+            "eval": rec["iteration"],
+            "phase": "init" if rec["iteration"] <= n_init else "bo",
+            "x": rec["x"],
+            "y": rec["y_clean"],
+            "best": rec["best_clean"],
+            "regret": rec["regret"],
+            "seconds": rec["seconds"] - last,
+        })
+        last = rec["seconds"]
+    return out
 
 
 def svg_plot(title, series, ylabel):
@@ -131,17 +156,19 @@ def paired(found, budget):
         m: {s: r[-1] for s, r in runs.items() if len(r) == budget} for m, runs in found.items()
     }
     out = []
-    for other, label in [("botorch", "BoTorch"), ("random", "random search")]:
-        common = sorted(set(finals["suggest"]) & set(finals[other]))
+    pairs = [(ours, other, label) for ours in ("bo", "suggest")
+             for other, label in [("botorch", "BoTorch"), ("random", "random search")]]
+    for ours, other, label in pairs:
+        common = sorted(set(finals[ours]) & set(finals[other]))
         if not common:
             continue
-        wins = sum(finals["suggest"][s]["best"] >= finals[other][s]["best"] for s in common)
+        wins = sum(finals[ours][s]["best"] >= finals[other][s]["best"] for s in common)
         text = (
-            f"trustgp ≥ {label} in final best value on {wins} of {len(common)} seeds "
+            f"trustgp {ours} ≥ {label} in final best value on {wins} of {len(common)} seeds "
             f"(paired: same initial rows)"
         )
-        if finals["suggest"][common[0]]["regret"] is not None:
-            mt = statistics.median(finals["suggest"][s]["regret"] for s in common)
+        if finals[ours][common[0]]["regret"] is not None:
+            mt = statistics.median(finals[ours][s]["regret"] for s in common)
             mo = statistics.median(finals[other][s]["regret"] for s in common)
             sign = "≤" if mt <= mo else ">"
             text += (

@@ -29,6 +29,9 @@ if [[ $what == all || $what == hartmann6 ]]; then
       --budget 100 --init-csv $R/init_hartmann6_seed{}.csv --trustgp "$TG" --method $m \
       --out $R/${m}_hartmann6_seed{}.jsonl
   done
+  # trustgp's own loop, `trustgp bo`, from the same initial rows.
+  seq 0 9 | xargs -P "$JOBS" -I{} sh -c "$TG bo --problem hartmann6 --budget 100 \
+    --init-points $R/init_hartmann6_seed{}.csv --seed {} --out $R/bo_hartmann6_seed{}.jsonl > /dev/null"
 fi
 
 if [[ $what == all || $what == rover60 ]]; then
@@ -38,6 +41,8 @@ if [[ $what == all || $what == rover60 ]]; then
       --budget 100 --init-csv $R/init_rover60_seed{}.csv --trustgp "$TG" --method $m \
       --out $R/${m}_rover60_seed{}.jsonl
   done
+  seq 0 4 | xargs -P "$JOBS" -I{} sh -c "$TG bo --problem rover60 --budget 100 \
+    --init-points $R/init_rover60_seed{}.csv --seed {} --out $R/bo_rover60_seed{}.jsonl > /dev/null"
   seq 0 4 | xargs -P "$JOBS" -I{} "$PY" $P/botorch_bo.py --problem rover60 --seed {} --init 20 \
     --budget 100 --init-csv $R/init_rover60_seed{}.csv --out $R/botorch_rover60_seed{}.jsonl --threads 1
 fi

@@ -29,7 +29,9 @@ pub use self::design::design_point;
 pub use self::eulbo_step::{eulbo_refine, EULBO_MODELS};
 pub use self::propose::{propose, Proposed};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
-pub use self::surrogate::{fit_surrogate, latent_posterior, surrogate_kind};
+pub use self::surrogate::{
+    fit_surrogate, latent_posterior, surrogate_kind, SURROGATE_KERNEL, SURROGATE_MEAN,
+};
 use super::suggest::{Bound, SuggestAcquisition};
 use super::turbo::TrustRegion;
 use crate::data::Dataset;
