@@ -59,9 +59,14 @@ def run(cmd):
     return json.loads(done.stdout)["seconds"]
 
 
-def load(p):
+def load(p, budget):
+    """The best clean value after each evaluation of a finished run; None for a run still
+    being written (or cut short)."""
     with open(p) as f:
-        return [json.loads(line)["best_clean"] for line in f if line.strip()]
+        lines = f.read().splitlines()
+    if len(lines) != budget:
+        return None
+    return [json.loads(line)["best_clean"] for line in lines]
 
 
 def main():
@@ -110,15 +115,16 @@ def main():
         for k, (label, m, meth) in enumerate(RUNS):
             cells = []
             for sname, s in SETTINGS:
-                runs = [load(path(p, m, meth, s, seed)) for seed in range(a.seeds)
+                runs = [load(path(p, m, meth, s, seed), b) for seed in range(a.seeds)
                         if os.path.exists(path(p, m, meth, s, seed))]
+                runs = [r for r in runs if r is not None]
                 if not runs:
                     cells.append("—")
                     continue
                 finals = [r[-1] for r in runs]
                 sd = statistics.stdev(finals) if len(finals) > 1 else 0.0
                 cells.append(f"{statistics.mean(finals):.4g} ± {sd:.2g} (n={len(runs)})")
-                arr = np.array([r for r in runs if len(r) == len(runs[0])])
+                arr = np.array(runs)
                 ev = np.arange(1, arr.shape[1] + 1)
                 curves[sname].append((label, COLOURS[k], ev, arr.mean(0), arr.std(0)))
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
