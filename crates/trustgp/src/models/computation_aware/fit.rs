@@ -172,7 +172,9 @@ impl CaGp {
                     ActionSet::Blocks(BlockActions::random(n, config.actions, config.seed))
                 }
                 ActionKind::Inducing => ActionSet::Inducing {
-                    z: config.inducing_init.select(x, config.actions, config.seed)?,
+                    z: config
+                        .inducing_init
+                        .select(x, config.actions, config.seed)?,
                     learn: config.learn_inducing,
                 },
             },

@@ -62,8 +62,15 @@ fn the_surrogate_is_fitted_on_the_dpp_picks_and_proposes_with_propose() {
         // The quality by hand, under a first fit of the same model.
         let first = fit_surrogate(model, 5, &data).unwrap();
         let xs = first.standardizer.transform_x(data.x.as_ref());
-        let marginals = latent_posterior(&first).unwrap().marginals(xs.as_ref()).unwrap();
-        let best = marginals.mean.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let marginals = latent_posterior(&first)
+            .unwrap()
+            .marginals(xs.as_ref())
+            .unwrap();
+        let best = marginals
+            .mean
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
         let ei: Vec<f64> = (0..30)
             .map(|i| {
                 let sd = marginals.var[i].sqrt();
@@ -93,17 +100,18 @@ fn the_surrogate_is_fitted_on_the_dpp_picks_and_proposes_with_propose() {
         )
         .unwrap()
         .indices;
-        assert!(
-            !picks.is_empty() && picks.len() <= DPP_INDUCING,
-            "{model}"
-        );
+        assert!(!picks.is_empty() && picks.len() <= DPP_INDUCING, "{model}");
         // The fitted surrogate's inducing inputs are those training rows, in the DPP's order.
         let fitted = p.model.as_ref().unwrap();
         assert_eq!(fitted.model_name(), model);
         let z = inducing_of(fitted);
         let want = Mat::from_fn(picks.len(), 2, |i, c| xs[(picks[i], c)]);
         assert_eq!(z, want, "{model}: inducing inputs are not the DPP's picks");
-        assert_eq!(dpp_surrogate(model, 5, &data).unwrap().rows, picks, "{model}");
+        assert_eq!(
+            dpp_surrogate(model, 5, &data).unwrap().rows,
+            picks,
+            "{model}"
+        );
         // The proposal is `propose` on the fitted surrogate, in the searched box.
         let st = &fitted.standardizer;
         let (lo, hi) = p.region.clone().unwrap_or_else(|| bo.box_ends());
@@ -214,12 +222,17 @@ fn given_inducing_inputs_are_checked() {
     let x = Mat::from_fn(5, 2, |i, j| (i * 2 + j) as f64);
     let z = Mat::from_fn(2, 2, |i, j| (i + j) as f64 + 0.5);
     // Given inputs are used as they are, whatever the requested count.
-    assert_eq!(InducingInit::Given(z.clone()).select(x.as_ref(), 9, 0).unwrap(), z);
+    assert_eq!(
+        InducingInit::Given(z.clone())
+            .select(x.as_ref(), 9, 0)
+            .unwrap(),
+        z
+    );
     let e = message(InducingInit::Given(Mat::zeros(0, 2)).select(x.as_ref(), 1, 0));
     assert!(e.contains("at least one row of 2 inputs, got 0×2"), "{e}");
     let e = message(InducingInit::Given(Mat::zeros(2, 3)).select(x.as_ref(), 1, 0));
     assert!(e.contains("got 2×3"), "{e}");
-    let mut bad = z;
+    let mut bad = z.clone();
     bad[(1, 0)] = f64::NAN;
     let e = message(InducingInit::Given(bad).select(x.as_ref(), 1, 0));
     assert!(e.contains("inducing input 2, column 1: NaN"), "{e}");

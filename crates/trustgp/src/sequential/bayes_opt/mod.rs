@@ -19,12 +19,12 @@
 
 mod design;
 mod dpp_step;
+#[cfg(test)]
+mod dpp_tests;
 mod eulbo_step;
 mod propose;
 mod state;
 mod surrogate;
-#[cfg(test)]
-mod dpp_tests;
 #[cfg(test)]
 mod tests;
 
