@@ -218,6 +218,8 @@ fn dpp_bo_runs_with_rcagp_and_refuses_models_without_inducing_inputs() {
         "branin",
         "--budget",
         "8",
+        "--init",
+        "4",
         "--method",
         "dpp-turbo",
     ]);
