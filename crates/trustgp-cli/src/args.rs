@@ -207,7 +207,9 @@ pub struct SuggestArgs {
     #[arg(long, default_value = "gp")]
     pub model: String,
     /// standard (the whole box), turbo (a trust region kept in --state), eulbo (the point
-    /// and a svgp/rcsvgp/cagp/rcagp surrogate optimised jointly) or eulbo-turbo.
+    /// and a svgp/rcsvgp/cagp/rcagp surrogate optimised jointly), eulbo-turbo, dpp (the
+    /// sgpr/svgp/rcsvgp/cagp/rcagp surrogate's 25 inducing inputs picked from the evaluated
+    /// rows by a quality-weighted DPP, DPP-BO) or dpp-turbo.
     #[arg(long, default_value = "standard")]
     pub method: String,
     /// With fewer evaluated rows than this, points of the initial design.
@@ -252,7 +254,9 @@ pub struct BoArgs {
     #[arg(long, default_value = "gp")]
     pub model: String,
     /// standard (the whole box), turbo (TuRBO trust region), eulbo (the point and a
-    /// svgp/rcsvgp/cagp/rcagp surrogate optimised jointly) or eulbo-turbo.
+    /// svgp/rcsvgp/cagp/rcagp surrogate optimised jointly), eulbo-turbo, dpp (the
+    /// sgpr/svgp/rcsvgp/cagp/rcagp surrogate's 25 inducing inputs picked from the evaluated
+    /// points by a quality-weighted DPP, DPP-BO) or dpp-turbo.
     #[arg(long, default_value = "standard")]
     pub method: String,
     /// Corrupt what the model sees: asymmetric:P or uniform:P (e.g. asymmetric:0.25).

@@ -204,3 +204,27 @@ fn init_points_are_the_first_evaluations_and_bad_rows_are_named() {
     ]);
     assert!(e.contains("x1"), "{e}");
 }
+
+#[test]
+fn dpp_bo_runs_with_rcagp_and_refuses_models_without_inducing_inputs() {
+    let (summary, lines) = run("dpp", &["--method", "dpp", "--model", "rcagp"]);
+    assert_eq!(lines.len(), 12);
+    assert_eq!(summary["settings"]["method"], "dpp");
+    assert_eq!(summary["settings"]["model"], "rcagp");
+    assert!(summary["regret"].as_f64().unwrap() >= 0.0, "{summary}");
+    let e = error(&[
+        "bo",
+        "--problem",
+        "branin",
+        "--budget",
+        "8",
+        "--init",
+        "4",
+        "--method",
+        "dpp-turbo",
+    ]);
+    assert!(
+        e.contains("method dpp-turbo") && e.contains("sgpr, svgp, rcsvgp, cagp, rcagp"),
+        "{e}"
+    );
+}

@@ -55,8 +55,8 @@ fn settings(a: &SuggestArgs) -> Result<BoSettings, CliError> {
     s.method = Method::parse(&a.method)?;
     if s.method.uses_trust_region() && a.state.is_none() {
         return Err(
-            "--method turbo and eulbo-turbo keep their trust region between calls in --state; \
-                    give --state FILE"
+            "--method turbo, eulbo-turbo and dpp-turbo keep their trust region between calls in \
+                    --state; give --state FILE"
                 .into(),
         );
     }

@@ -374,6 +374,7 @@ impl ModelOptions {
             optimizer,
             batch_size: self.batch_size,
             free_noise: self.free_noise,
+            inducing_inputs: None,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Initial inducing inputs for the sparse models: k-means++ seeding refined by Lloyd's
-//! iterations (seeded), or simply the first rows (the RCaGP paper's protocol).
+//! iterations (seeded), simply the first rows (the RCaGP paper's protocol), or inputs the
+//! caller gives (DPP-BO's selection).
 
 use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
@@ -12,32 +13,64 @@ use super::ModelError;
 const LLOYD_ITERATIONS: usize = 10;
 
 /// How the inducing inputs start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum InducingInit {
     /// k-means++ centres refined by a few Lloyd iterations (seeded).
     KMeans,
     /// The first `m` training inputs, in data order.
     FirstRows,
+    /// These inputs (one row each, in the training inputs' units); `m` is their number.
+    Given(Mat<f64>),
 }
 
 impl InducingInit {
-    /// `m` initial inducing inputs (m×d) chosen from the rows of `x`.
+    /// `m` initial inducing inputs (m×d) chosen from the rows of `x` (for
+    /// [`InducingInit::Given`], the given inputs, whatever `m`).
     ///
     /// # Errors
-    /// If `m` is 0 or exceeds the number of rows.
-    pub fn select(self, x: MatRef<'_, f64>, m: usize, seed: u64) -> Result<Mat<f64>, ModelError> {
+    /// If `m` is 0 or exceeds the number of rows; given inputs that are none, have another
+    /// number of columns than `x`, or a non-finite entry.
+    pub fn select(&self, x: MatRef<'_, f64>, m: usize, seed: u64) -> Result<Mat<f64>, ModelError> {
         let n = x.nrows();
-        if m == 0 || m > n {
-            return Err(ModelError::Invalid(format!(
-                "number of inducing points must be between 1 and the number of training rows \
-                 ({n}), got {m}"
-            )));
+        let count = || {
+            if m == 0 || m > n {
+                return Err(ModelError::Invalid(format!(
+                    "number of inducing points must be between 1 and the number of training \
+                     rows ({n}), got {m}"
+                )));
+            }
+            Ok(m)
+        };
+        match self {
+            InducingInit::FirstRows => Ok(x.subrows(0, count()?).to_owned()),
+            InducingInit::KMeans => Ok(kmeans(x, count()?, seed)),
+            InducingInit::Given(z) => check_given(z, x.ncols()),
         }
-        Ok(match self {
-            InducingInit::FirstRows => x.subrows(0, m).to_owned(),
-            InducingInit::KMeans => kmeans(x, m, seed),
-        })
     }
+}
+
+/// Given inducing inputs: at least one row, `d` columns, every entry finite.
+fn check_given(z: &Mat<f64>, d: usize) -> Result<Mat<f64>, ModelError> {
+    if z.nrows() == 0 || z.ncols() != d {
+        return Err(ModelError::Invalid(format!(
+            "given inducing inputs: expected at least one row of {d} inputs, got {}×{}",
+            z.nrows(),
+            z.ncols()
+        )));
+    }
+    for i in 0..z.nrows() {
+        for j in 0..d {
+            if !z[(i, j)].is_finite() {
+                return Err(ModelError::Invalid(format!(
+                    "given inducing input {}, column {}: {} is not finite",
+                    i + 1,
+                    j + 1,
+                    z[(i, j)]
+                )));
+            }
+        }
+    }
+    Ok(z.clone())
 }
 
 fn sq_dist(x: MatRef<'_, f64>, i: usize, c: &Mat<f64>, k: usize) -> f64 {

@@ -8,6 +8,7 @@ mod robust_start;
 use faer::{Mat, MatRef};
 
 use super::computation_aware::{ActionKind, CaConfig, CaGp};
+use super::inducing::InducingInit;
 use super::relevance_pursuit::{RelevancePursuit, RrpConfig};
 use super::sparse::{SparseConfig, SparseGp, SparseKind};
 use super::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
@@ -57,6 +58,12 @@ pub struct ApproxOptions {
     /// and the mean included, with β = 1 (the RCaGP paper), instead of trustgp's default of
     /// fixing both at an exact RCGP's estimate (see [`robust_start`]).
     pub free_noise: bool,
+    /// Given inducing inputs (one row each, in the model's units: standardised when the
+    /// regressor standardises), held fixed: the inducing inputs of sgpr, svgp and rcsvgp, or
+    /// the `Z` of the dense actions `S = k(X, Z)` of cagp and rcagp (which then need
+    /// [`ActionKind::Inducing`]). Their number replaces `inducing`/`actions`. DPP-BO chooses
+    /// them (`sequential::bayes_opt`).
+    pub inducing_inputs: Option<Mat<f64>>,
 }
 
 impl ApproxOptions {
@@ -106,6 +113,36 @@ fn check_kernel(kernel: &Kernel) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// Where [`ApproxOptions::inducing_inputs`] go: `(inducing init, learn the inducing inputs,
+/// their number)` of `kind`, given its default number `m` and whether it learns them.
+///
+/// # Errors
+/// Given inputs for RRP (whose inducing inputs are its own), or for block actions.
+fn inducing_setup(
+    kind: ApproxKind,
+    opts: &ApproxOptions,
+    default: (InducingInit, bool, usize),
+) -> Result<(InducingInit, bool, usize), ModelError> {
+    let Some(z) = &opts.inducing_inputs else {
+        return Ok(default);
+    };
+    let given = (InducingInit::Given(z.clone()), false, z.nrows());
+    match kind {
+        ApproxKind::Sgpr | ApproxKind::Svgp | ApproxKind::Rcsvgp => Ok(given),
+        ApproxKind::Cagp | ApproxKind::Rcagp if opts.action_kind == ActionKind::Inducing => {
+            Ok(given)
+        }
+        ApproxKind::Cagp | ApproxKind::Rcagp => Err(ModelError::Invalid(
+            "given inducing inputs are the Z of inducing-point actions S = k(X, Z): use action \
+             kind inducing, not blocks"
+                .into(),
+        )),
+        ApproxKind::Rrp => Err(ModelError::Invalid(
+            "given inducing inputs apply to sgpr, svgp, rcsvgp, cagp and rcagp, not rrp".into(),
+        )),
+    }
+}
+
 impl ApproxModel {
     /// Fits `kind` to standardised data with an initialised kernel. `epsilon` is the robust
     /// models' outlier fraction; `observe(evaluation, objective)` sees every evaluation.
@@ -150,7 +187,9 @@ impl ApproxModel {
                     seed,
                     ..SparseConfig::default()
                 };
-                cfg.inducing = opts.inducing.unwrap_or(cfg.inducing);
+                let m = opts.inducing.unwrap_or(cfg.inducing);
+                (cfg.init, cfg.learn_inducing, cfg.inducing) =
+                    inducing_setup(kind, opts, (cfg.init, cfg.learn_inducing, m))?;
                 cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
                 Ok(ApproxModel::Sparse(SparseGp::fit(
                     x, y, kernel, mean, noise, &cfg, observe,
@@ -161,7 +200,9 @@ impl ApproxModel {
                     seed,
                     ..RrpConfig::default()
                 };
-                cfg.inducing = opts.inducing.unwrap_or(cfg.inducing);
+                let m = opts.inducing.unwrap_or(cfg.inducing);
+                (cfg.init, cfg.learn_inducing, cfg.inducing) =
+                    inducing_setup(kind, opts, (cfg.init, cfg.learn_inducing, m))?;
                 cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
                 Ok(ApproxModel::Rrp(RelevancePursuit::fit(
                     x, y, kernel, mean, noise, &cfg, observe,
@@ -177,7 +218,9 @@ impl ApproxModel {
                     seed,
                     ..SvgpConfig::default()
                 };
-                cfg.inducing = opts.inducing.unwrap_or(cfg.inducing).min(n);
+                let m = opts.inducing.unwrap_or(cfg.inducing).min(n);
+                (cfg.init, cfg.learn_inducing, cfg.inducing) =
+                    inducing_setup(kind, opts, (cfg.init, cfg.learn_inducing, m))?;
                 cfg.batch_size = opts.batch_size.unwrap_or(cfg.batch_size).min(n);
                 cfg.optimizer = match &opts.optimizer {
                     Some(o) => o.clone(),
@@ -211,7 +254,9 @@ impl ApproxModel {
                     action_kind: opts.action_kind,
                     ..CaConfig::default()
                 };
-                cfg.actions = opts.actions.unwrap_or(cfg.actions).min(n);
+                let i = opts.actions.unwrap_or(cfg.actions).min(n);
+                (cfg.inducing_init, cfg.learn_inducing, cfg.actions) =
+                    inducing_setup(kind, opts, (cfg.inducing_init, cfg.learn_inducing, i))?;
                 cfg.optimizer = opts.optimizer.clone().unwrap_or(cfg.optimizer);
                 Ok(ApproxModel::Ca(CaGp::fit(
                     x, y, kernel, noise, &cfg, observe,

@@ -14,7 +14,6 @@ use crate::fit::maximize;
 use crate::kernels::Kernel;
 use crate::models::checks::check_training_data;
 use crate::models::hyper::NOISE_BOUNDS;
-use crate::models::inducing::InducingInit;
 use crate::models::ModelError;
 use crate::robust::soft_threshold;
 
@@ -173,7 +172,9 @@ impl CaGp {
                     ActionSet::Blocks(BlockActions::random(n, config.actions, config.seed))
                 }
                 ActionKind::Inducing => ActionSet::Inducing {
-                    z: InducingInit::KMeans.select(x, config.actions, config.seed)?,
+                    z: config
+                        .inducing_init
+                        .select(x, config.actions, config.seed)?,
                     learn: config.learn_inducing,
                 },
             },

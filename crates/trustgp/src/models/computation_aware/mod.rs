@@ -51,6 +51,7 @@ use self::elbo::{forward, mat_vec, State};
 pub use self::joint::{Adjoints, JointEvaluation};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
+use super::inducing::InducingInit;
 use super::ModelError;
 use crate::fit::{FitReport, Optimizer};
 use crate::kernels::Kernel;
@@ -62,7 +63,8 @@ pub enum ActionKind {
     /// Sparse block actions, trained with the hyperparameters (the paper's UCI setting).
     #[default]
     Blocks,
-    /// Dense inducing-point actions `S = k(X, Z)` with `Z` chosen by seeded k-means and fixed.
+    /// Dense inducing-point actions `S = k(X, Z)` with `Z` chosen by
+    /// [`CaConfig::inducing_init`] (seeded k-means by default) and fixed.
     Inducing,
 }
 
@@ -80,6 +82,9 @@ pub struct CaConfig {
     /// them fixed, the default; training them helped little in our runs, see
     /// `docs/architecture.md`).
     pub learn_inducing: bool,
+    /// How the inducing inputs of inducing-point actions are chosen: seeded k-means (the
+    /// default) or given (DPP-BO's selection; their number then sets the number of actions).
+    pub inducing_init: InducingInit,
     /// Contamination level `ε ∈ (0, 1)`: the soft threshold `c` is the `(1 − ε)` quantile of
     /// `|y − m0|` at the initial mean.
     pub epsilon: f64,
@@ -107,6 +112,7 @@ impl Default for CaConfig {
             actions: 25,
             action_kind: ActionKind::Blocks,
             learn_inducing: false,
+            inducing_init: InducingInit::KMeans,
             epsilon: 0.2,
             beta: 1.0,
             learn_mean: true,

@@ -62,7 +62,8 @@ impl RelevancePursuit {
         check_model(x.ncols(), &kernel, &mean, noise)?;
 
         let n = y.len();
-        let m = config.inducing.min(n);
+        let z0 = config.init.select(x, config.inducing.min(n), config.seed)?;
+        let m = z0.nrows();
         let kappa = ((config.expansion * n as f64).ceil() as usize).max(1);
         let largest = (config.max_support * n as f64).floor() as usize;
         let layout = Layout {
@@ -84,7 +85,7 @@ impl RelevancePursuit {
         hyper_names.extend(mean.param_names());
 
         let mut params = Params {
-            z: config.init.select(x, m, config.seed)?,
+            z: z0,
             kernel,
             noise,
             mean,

@@ -144,8 +144,10 @@ impl SparseGp {
 
         let prior = mean.eval(x);
         let c = threshold(y, &prior, config.epsilon);
-        let m = config.inducing.min(x.nrows());
-        let z0 = config.init.select(x, m, config.seed)?;
+        let z0 = config
+            .init
+            .select(x, config.inducing.min(x.nrows()), config.seed)?;
+        let m = z0.nrows();
         let weight = WeightSettings {
             c,
             beta: config.beta,

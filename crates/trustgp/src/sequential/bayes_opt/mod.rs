@@ -7,7 +7,10 @@
 //! * Afterwards `ask` fits the surrogate (any single-output registry model, `gp` by default,
 //!   on standardised data; minimisation negates the targets), maps the search box into the
 //!   model's standardised input units and maximises the acquisition there (see [`propose`]).
-//! * With [`Method::Turbo`] (and [`Method::EulboTurbo`]) the search box is the TuRBO trust region centred at the incumbent
+//! * With [`Method::Dpp`] (and [`Method::DppTurbo`]) the surrogate's inducing inputs (or
+//!   dense actions) are chosen from the training inputs by a quality-weighted DPP first
+//!   ([`dpp_surrogate`]).
+//! * With [`Method::Turbo`] (and [`Method::EulboTurbo`], [`Method::DppTurbo`]) the search box is the TuRBO trust region centred at the incumbent
 //!   (the best observed value); every `tell` after the initial design updates the region with
 //!   the batch's clean values, and a collapsed region restarts (`rcagp.md` §3.5).
 //! * The whole state (settings, observations, trust region, design index and the count of
@@ -15,6 +18,9 @@
 //!   [`BayesOpt::from_json`] store and resume a run bit for bit.
 
 mod design;
+mod dpp_step;
+#[cfg(test)]
+mod dpp_tests;
 mod eulbo_step;
 mod propose;
 mod state;
@@ -26,11 +32,13 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 pub use self::design::design_point;
+pub use self::dpp_step::{dpp_quality, dpp_surrogate, DppSurrogate, DPP_INDUCING, DPP_MODELS};
 pub use self::eulbo_step::{eulbo_refine, EULBO_MODELS};
 pub use self::propose::{propose, Proposed};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
 pub use self::surrogate::{
-    fit_surrogate, latent_posterior, surrogate_kind, SURROGATE_KERNEL, SURROGATE_MEAN,
+    fit_surrogate, fit_surrogate_with, latent_posterior, surrogate_kind, SURROGATE_KERNEL,
+    SURROGATE_MEAN,
 };
 use super::suggest::{Bound, SuggestAcquisition};
 use super::turbo::TrustRegion;
@@ -51,18 +59,33 @@ pub enum Method {
     Eulbo,
     /// EULBO inside a TuRBO trust region.
     EulboTurbo,
+    /// DPP-BO: the surrogate (one of [`DPP_MODELS`]) is fitted with [`DPP_INDUCING`] inducing
+    /// inputs (or dense actions) chosen from the training inputs by a quality-weighted DPP,
+    /// then the acquisition is maximised over the whole box.
+    Dpp,
+    /// DPP-BO inside a TuRBO trust region.
+    DppTurbo,
 }
 
 impl Method {
     /// Every method, in the order of [`Method::NAMES`].
-    pub const ALL: [Method; 4] = [
+    pub const ALL: [Method; 6] = [
         Method::Standard,
         Method::Turbo,
         Method::Eulbo,
         Method::EulboTurbo,
+        Method::Dpp,
+        Method::DppTurbo,
     ];
     /// The names [`Method::parse`] accepts.
-    pub const NAMES: [&'static str; 4] = ["standard", "turbo", "eulbo", "eulbo-turbo"];
+    pub const NAMES: [&'static str; 6] = [
+        "standard",
+        "turbo",
+        "eulbo",
+        "eulbo-turbo",
+        "dpp",
+        "dpp-turbo",
+    ];
 
     /// Parses a method name.
     ///
@@ -85,12 +108,17 @@ impl Method {
 
     /// Whether points are searched inside a TuRBO trust region.
     pub fn uses_trust_region(self) -> bool {
-        matches!(self, Method::Turbo | Method::EulboTurbo)
+        matches!(self, Method::Turbo | Method::EulboTurbo | Method::DppTurbo)
     }
 
     /// Whether the acquisition's point is refined by EULBO.
     pub fn uses_eulbo(self) -> bool {
         matches!(self, Method::Eulbo | Method::EulboTurbo)
+    }
+
+    /// Whether the surrogate's inducing inputs are chosen by the DPP.
+    pub fn uses_dpp(self) -> bool {
+        matches!(self, Method::Dpp | Method::DppTurbo)
     }
 }
 
@@ -165,6 +193,9 @@ impl BoSettings {
                 EULBO_MODELS.join(", "),
                 self.model
             ));
+        }
+        if self.method.uses_dpp() && !DPP_MODELS.contains(&self.model.as_str()) {
+            return Err(dpp_step::unsupported(self.method.name(), &self.model));
         }
         Ok(())
     }
@@ -408,7 +439,12 @@ impl BayesOpt {
         region: Option<(Vec<f64>, Vec<f64>)>,
     ) -> Result<Proposal, ModelError> {
         let data = self.surrogate_data();
-        let model = fit_surrogate(&self.settings.model, u64::from(self.settings.seed), &data)?;
+        let fit_seed = u64::from(self.settings.seed);
+        let model = if self.settings.method.uses_dpp() {
+            dpp_surrogate(&self.settings.model, fit_seed, &data)?.model
+        } else {
+            fit_surrogate(&self.settings.model, fit_seed, &data)?
+        };
         let posterior = latent_posterior(&model)?;
         let (lo, hi) = region.clone().unwrap_or_else(|| self.box_ends());
         let st = &model.standardizer;

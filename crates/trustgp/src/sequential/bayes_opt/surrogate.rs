@@ -1,10 +1,13 @@
 //! The surrogate of a Bayesian optimisation run: any single-output registry model, fitted
 //! through [`Regressor`] on standardised data, and its latent [`Posterior`].
 
+use faer::Mat;
+
 use crate::data::Dataset;
 use crate::estimators::regressor::{Fitted, SingleOutput};
 use crate::estimators::{ModelKind, ModelOptions, Regressor};
 use crate::models::approximate::ApproxModel;
+use crate::models::computation_aware::ActionKind;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
 
@@ -50,8 +53,23 @@ pub const SURROGATE_MEAN: &str = "constant";
 /// # Errors
 /// The option checks' and the fit's errors.
 pub fn fit_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<Regressor, ModelError> {
-    surrogate_kind(name)?;
-    let config = ModelOptions {
+    fit_surrogate_with(name, seed, data, None)
+}
+
+/// [`fit_surrogate`] with given inducing inputs `z` (standardised units, held fixed; see
+/// [`crate::models::approximate::ApproxOptions::inducing_inputs`]): the inducing inputs of sgpr, svgp and rcsvgp, the `Z`
+/// of cagp's and rcagp's dense actions `S = k(X, Z)`.
+///
+/// # Errors
+/// As for [`fit_surrogate`]; inducing inputs for a model without them.
+pub fn fit_surrogate_with(
+    name: &str,
+    seed: u64,
+    data: &Dataset,
+    z: Option<Mat<f64>>,
+) -> Result<Regressor, ModelError> {
+    let kind = surrogate_kind(name)?;
+    let mut config = ModelOptions {
         model: name.to_string(),
         seed,
         kernel: Some(SURROGATE_KERNEL.into()),
@@ -60,6 +78,17 @@ pub fn fit_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<Regressor,
     }
     .check()
     .map_err(|e| ModelError::Invalid(e.to_string()))?;
+    if let Some(z) = z {
+        if kind.approximate().is_none() {
+            return Err(ModelError::Invalid(format!(
+                "model '{name}' has no inducing inputs to give"
+            )));
+        }
+        if matches!(kind, ModelKind::Cagp | ModelKind::Rcagp) {
+            config.approx.action_kind = ActionKind::Inducing;
+        }
+        config.approx.inducing_inputs = Some(z);
+    }
     Regressor::fit(data, &config)
 }
 

@@ -6,7 +6,7 @@ use super::super::suggest::{suggest, SuggestOptions};
 use super::*;
 
 /// Branin's box, inputs `x1`, `x2`.
-fn branin_bounds() -> Vec<Bound> {
+pub(super) fn branin_bounds() -> Vec<Bound> {
     let (lo, hi) = Problem::Branin.bounds();
     (0..2)
         .map(|c| Bound {
@@ -17,18 +17,22 @@ fn branin_bounds() -> Vec<Bound> {
         .collect()
 }
 
-fn branin(x: &[f64]) -> f64 {
+pub(super) fn branin(x: &[f64]) -> f64 {
     Problem::Branin.evaluate(x).unwrap()
 }
 
 /// A run on Branin (maximised) that has asked and told `steps` times after a 6-point design
-/// (with a CaGP surrogate for the EULBO methods, the exact GP otherwise).
+/// (with a CaGP surrogate for the EULBO methods, RCaGP for the DPP methods, the exact GP
+/// otherwise).
 fn run_on_branin(method: Method, steps: usize) -> BayesOpt {
     let mut settings = BoSettings::new(branin_bounds());
     settings.n_init = 6;
     settings.method = method;
     if method.uses_eulbo() {
         settings.model = "cagp".into();
+    }
+    if method.uses_dpp() {
+        settings.model = "rcagp".into();
     }
     settings.seed = 11;
     let mut bo = BayesOpt::new(settings).unwrap();
@@ -42,7 +46,7 @@ fn run_on_branin(method: Method, steps: usize) -> BayesOpt {
     bo
 }
 
-fn message(r: Result<impl std::fmt::Debug, ModelError>) -> String {
+pub(super) fn message(r: Result<impl std::fmt::Debug, ModelError>) -> String {
     r.unwrap_err().to_string()
 }
 
