@@ -257,7 +257,12 @@ impl PriorSample {
             for (i, o) in out.iter_mut().enumerate() {
                 let mut s = 0.0;
                 for j in 0..b.omega.nrows() {
-                    let phase: f64 = b.dims.iter().enumerate().map(|(a, &c)| b.omega[(j, a)] * x[(i, c)]).sum();
+                    let phase: f64 = b
+                        .dims
+                        .iter()
+                        .enumerate()
+                        .map(|(a, &c)| b.omega[(j, a)] * x[(i, c)])
+                        .sum();
                     let (sin, cos) = phase.sin_cos();
                     s += b.weights[(j, 0)] * cos + b.weights[(j, 1)] * sin;
                 }

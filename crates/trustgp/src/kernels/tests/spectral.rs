@@ -99,8 +99,8 @@ fn sample_paths_have_the_kernel_as_covariance() {
             for k in 0..=i {
                 let products: Vec<f64> = values.iter().map(|v| v[i] * v[k]).collect();
                 let mean = products.iter().sum::<f64>() / paths as f64;
-                let var = products.iter().map(|p| (p - mean).powi(2)).sum::<f64>()
-                    / (paths - 1) as f64;
+                let var =
+                    products.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (paths - 1) as f64;
                 let se = (var / paths as f64).sqrt();
                 assert!(
                     (mean - exact[(i, k)]).abs() <= STANDARD_ERRORS * se,
@@ -136,7 +136,10 @@ fn unsupported_kernels_are_named() {
         ("se(ls=1.0) + white(var=0.1)", "`white`"),
         ("se(ls=1.0) * matern52(ls=2.0)", "two stationary kernels"),
         ("se", "unset lengthscales"),
-        ("const * (se(ls=1.0) + matern12(ls=1.0))", "sum inside a product"),
+        (
+            "const * (se(ls=1.0) + matern12(ls=1.0))",
+            "sum inside a product",
+        ),
     ] {
         let err = SpectralKernel::new(&Kernel::parse(expr).unwrap()).unwrap_err();
         assert!(
