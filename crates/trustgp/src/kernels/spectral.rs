@@ -179,7 +179,7 @@ impl SpectralKernel {
             if let Lengthscale::Ard(ls) = &term.lengthscale {
                 if ls.len() != dims.len() {
                     return Err(KernelError::LengthscaleCount {
-                        kernel: term.name.into(),
+                        kernel: term.name,
                         got: ls.len(),
                         expected: dims.len(),
                     });
