@@ -97,7 +97,7 @@ pub fn thompson_candidates(
 }
 
 /// The most candidates on which [`thompson_sample`] draws exact joint samples (an m×m
-/// Cholesky factor, about 0.2 s at 2000); beyond, pathwise samples.
+/// Cholesky factor, cubic in m); beyond, pathwise samples (linear in m).
 pub const EXACT_THOMPSON_MAX: usize = 2000;
 
 /// Random frequencies per pathwise sample path: enough that each path is close to Gaussian
