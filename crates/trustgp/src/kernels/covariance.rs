@@ -12,6 +12,11 @@ use crate::linalg::{sum_pairs, Cholesky, LinalgError, Parallelism};
 
 /// A covariance function over the rows of an input matrix, with log-space hyperparameters.
 pub trait Covariance: Clone + std::fmt::Debug + Send + Sync {
+    /// This covariance as a single-output [`Kernel`], where it is one (what random-feature
+    /// prior samples are drawn from); `None` otherwise.
+    fn as_kernel(&self) -> Option<&Kernel> {
+        None
+    }
     /// The n×n covariance matrix of the rows of `x` (full, symmetric).
     fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64>;
     /// The lower triangle and diagonal of [`Covariance::matrix`]; the strict upper triangle is
@@ -116,6 +121,9 @@ pub(crate) fn dense_inverse_plus_diagonal(
 }
 
 impl Covariance for Kernel {
+    fn as_kernel(&self) -> Option<&Kernel> {
+        Some(self)
+    }
     fn matrix(&self, x: MatRef<'_, f64>) -> Mat<f64> {
         Kernel::matrix(self, x)
     }

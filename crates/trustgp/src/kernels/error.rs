@@ -147,6 +147,9 @@ pub enum KernelError {
     /// A multi-output (coregionalisation) kernel that does not make sense.
     #[error("multi-output kernel: {0}")]
     MultiOutput(String),
+    /// A kernel without the random-feature (spectral) prior samples of `kernels::spectral`.
+    #[error("random-feature prior samples: {0}")]
+    NoSpectralFeatures(String),
 }
 
 impl KernelError {

@@ -26,6 +26,7 @@ mod print;
 mod radial;
 mod sandwich;
 mod simd;
+mod spectral;
 #[cfg(test)]
 mod tests;
 
@@ -41,6 +42,7 @@ pub use error::KernelError;
 pub use expr::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};
 pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
 pub use sandwich::InverseSandwich;
+pub use spectral::{PriorSample, SpectralKernel};
 
 /// A covariance kernel: a base kernel, or a sum or elementwise product of kernels.
 ///

@@ -24,6 +24,7 @@
 //! them, and the gradient of the task column is zero.
 
 mod linear_gaussian;
+mod pathwise;
 #[cfg(test)]
 mod tests;
 
@@ -33,6 +34,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::StandardNormal;
 
 pub use self::linear_gaussian::{LinearGaussian, Term};
+pub use self::pathwise::PathwiseSamples;
 use crate::kernels::Covariance;
 use crate::linalg::{Cholesky, Parallelism};
 use crate::means::PriorMean;
@@ -160,6 +162,27 @@ pub trait Posterior {
     ) -> Result<Mat<f64>, ModelError> {
         self.sample(xs, count, &mut StdRng::seed_from_u64(seed))
     }
+
+    /// `count` pathwise posterior samples at the rows of `xs` (an m × count matrix, one
+    /// sample per column), seeded by `seed`: random-feature prior paths with `frequencies`
+    /// frequencies each, updated by Matheron's rule (see [`PathwiseSamples`]); linear in the
+    /// number of rows, where [`Posterior::sample`] is cubic. Models or kernels without random
+    /// features give [`PathwiseSamples::Unsupported`] with the reason.
+    ///
+    /// # Errors
+    /// As for [`Posterior::marginals`], or if `frequencies` is 0.
+    fn pathwise_sample(
+        &self,
+        xs: MatRef<'_, f64>,
+        count: usize,
+        frequencies: usize,
+        seed: u64,
+    ) -> Result<PathwiseSamples, ModelError> {
+        let _ = (xs, count, frequencies, seed);
+        Ok(PathwiseSamples::Unsupported(
+            "the model has no linear-Gaussian form over a kernel".into(),
+        ))
+    }
 }
 
 /// A model whose posterior has the linear-Gaussian form; it is a [`Posterior`] through it.
@@ -188,6 +211,15 @@ impl<P: LinearGaussianForm> Posterior for P {
         free: MatRef<'_, f64>,
     ) -> Result<JointGradients, ModelError> {
         self.linear_gaussian().joint_gradients(fixed, free)
+    }
+    fn pathwise_sample(
+        &self,
+        xs: MatRef<'_, f64>,
+        count: usize,
+        frequencies: usize,
+        seed: u64,
+    ) -> Result<PathwiseSamples, ModelError> {
+        pathwise::samples(&self.linear_gaussian(), xs, count, frequencies, seed)
     }
 }
 

@@ -4,6 +4,7 @@ mod cross_gradients;
 mod gradients;
 mod parsing;
 mod product_variance;
+mod spectral;
 mod values;
 
 use faer::{Mat, MatRef};

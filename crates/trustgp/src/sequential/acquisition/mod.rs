@@ -15,8 +15,9 @@
 //!   Monte Carlo over quasi-random base samples ([`sobol_normal`], [`normal::quantile`]) fixed
 //!   per acquisition, with gradients through the Cholesky factor of the joint posterior
 //!   ([`Posterior::joint_gradients`]);
-//! * Thompson sampling on a candidate set ([`thompson_sample`], exact joint samples) around the
-//!   incumbent ([`thompson_candidates`], `rcagp.md` §3.5).
+//! * Thompson sampling on a candidate set ([`thompson_sample`]: exact joint samples up to
+//!   [`EXACT_THOMPSON_MAX`] candidates, pathwise samples beyond) around the incumbent
+//!   ([`thompson_candidates`], `rcagp.md` §3.5).
 //!
 //! With noisy observations the incumbent `f*` is the best posterior mean at the evaluated
 //! inputs ([`best_posterior_mean`]), not the best noisy observation.
@@ -43,7 +44,8 @@ pub use self::incumbent::best_posterior_mean;
 pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
 pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
 pub use self::thompson::{
-    default_candidate_count, thompson_candidates, thompson_sample, ThompsonPicks,
+    default_candidate_count, thompson_candidates, thompson_sample, thompson_sample_with,
+    ThompsonPicks, ThompsonRoute, EXACT_THOMPSON_MAX, PATHWISE_FREQUENCIES,
 };
 pub use self::ucb::UpperConfidenceBound;
 use crate::models::ModelError;

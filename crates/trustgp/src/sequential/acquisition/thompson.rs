@@ -7,11 +7,14 @@
 //! coordinate replaced gets one replaced at random, so that none repeats the incumbent. The
 //! default count is `min(5000, max(2000, 200 d))`.
 //!
-//! [`thompson_sample`] draws `q` exact joint samples at the candidates with
+//! [`thompson_sample`] draws `q` joint samples at the candidates and picks, for each sample in
+//! turn, its argmax among the candidates not yet picked, as BoTorch's `MaxPosteriorSampling`
+//! does without replacement. Up to [`EXACT_THOMPSON_MAX`] candidates the samples are exact,
 //! [`Posterior::sample_seeded`] (the Cholesky factor of the candidates' joint covariance: cubic
-//! in the number of candidates, a few seconds at 5000) and picks, for each sample in turn, its
-//! argmax among the candidates not yet picked, as BoTorch's `MaxPosteriorSampling` does
-//! without replacement.
+//! in the number of candidates, a few seconds at 5000); beyond it they are pathwise,
+//! [`Posterior::pathwise_sample`] (random-feature prior paths updated by Matheron's rule: linear
+//! in the candidates, with the posterior's mean and covariance exactly), falling back to exact
+//! samples for a model or kernel without random features ([`ThompsonRoute`] says which ran).
 
 use faer::Mat;
 use faer::MatRef;
@@ -19,7 +22,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::models::ModelError;
-use crate::posterior::Posterior;
+use crate::posterior::{PathwiseSamples, Posterior};
 use crate::sequential::optimize::sobol_points;
 
 /// The default number of candidates in `d` inputs: `min(5000, max(2000, 200 d))`.
@@ -93,6 +96,26 @@ pub fn thompson_candidates(
     Ok(out)
 }
 
+/// The most candidates on which [`thompson_sample`] draws exact joint samples (an m×m
+/// Cholesky factor, cubic in m); beyond, pathwise samples (linear in m).
+pub const EXACT_THOMPSON_MAX: usize = 2000;
+
+/// Random frequencies per pathwise sample path: enough that each path is close to Gaussian
+/// (its mean and covariance are exact whatever the number).
+pub const PATHWISE_FREQUENCIES: usize = 1024;
+
+/// How [`thompson_sample`] drew its samples.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ThompsonRoute {
+    /// Exact joint samples ([`Posterior::sample_seeded`]).
+    Exact,
+    /// Pathwise samples ([`Posterior::pathwise_sample`]).
+    Pathwise,
+    /// Exact joint samples beyond the threshold, because the model or kernel has no pathwise
+    /// samples (the reason).
+    ExactFallback(String),
+}
+
 /// The result of [`thompson_sample`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThompsonPicks {
@@ -100,20 +123,46 @@ pub struct ThompsonPicks {
     pub indices: Vec<usize>,
     /// The picked candidates, one per row.
     pub points: Mat<f64>,
+    /// How the samples were drawn.
+    pub route: ThompsonRoute,
 }
 
-/// `q` picks among the rows of `candidates` by Thompson sampling on `posterior`: one exact
-/// joint sample per pick (seeded by `seed`), each pick the sample's argmax among the
-/// candidates not picked before.
+/// `q` picks among the rows of `candidates` by Thompson sampling on `posterior`: one joint
+/// sample per pick (seeded by `seed`; exact up to [`EXACT_THOMPSON_MAX`] candidates, pathwise
+/// beyond), each pick the sample's argmax among the candidates not picked before.
 ///
 /// # Errors
-/// [`ModelError::Invalid`] if `q` is 0 or exceeds the number of candidates; the posterior's
-/// error for invalid candidates or a joint covariance it cannot factorise.
+/// As for [`thompson_sample_with`].
 pub fn thompson_sample(
     posterior: &dyn Posterior,
     candidates: MatRef<'_, f64>,
     q: usize,
     seed: u64,
+) -> Result<ThompsonPicks, ModelError> {
+    thompson_sample_with(
+        posterior,
+        candidates,
+        q,
+        seed,
+        EXACT_THOMPSON_MAX,
+        PATHWISE_FREQUENCIES,
+    )
+}
+
+/// [`thompson_sample`] with exact samples up to `exact_max` candidates and pathwise samples
+/// with `frequencies` random frequencies per path beyond.
+///
+/// # Errors
+/// [`ModelError::Invalid`] if `q` is 0 or exceeds the number of candidates, or `frequencies`
+/// is 0 where pathwise samples are drawn; the posterior's error for invalid candidates or a
+/// joint covariance it cannot factorise.
+pub fn thompson_sample_with(
+    posterior: &dyn Posterior,
+    candidates: MatRef<'_, f64>,
+    q: usize,
+    seed: u64,
+    exact_max: usize,
+    frequencies: usize,
 ) -> Result<ThompsonPicks, ModelError> {
     let m = candidates.nrows();
     if q == 0 || q > m {
@@ -121,7 +170,20 @@ pub fn thompson_sample(
             "Thompson sampling picks between 1 and the {m} candidates, got q = {q}"
         )));
     }
-    let samples = posterior.sample_seeded(candidates, q, seed)?;
+    let (samples, route) = if m <= exact_max {
+        (
+            posterior.sample_seeded(candidates, q, seed)?,
+            ThompsonRoute::Exact,
+        )
+    } else {
+        match posterior.pathwise_sample(candidates, q, frequencies, seed)? {
+            PathwiseSamples::Samples(s) => (s, ThompsonRoute::Pathwise),
+            PathwiseSamples::Unsupported(why) => (
+                posterior.sample_seeded(candidates, q, seed)?,
+                ThompsonRoute::ExactFallback(why),
+            ),
+        }
+    };
     let mut taken = vec![false; m];
     let mut indices = Vec::with_capacity(q);
     for j in 0..q {
@@ -137,5 +199,9 @@ pub fn thompson_sample(
         indices.push(best);
     }
     let points = Mat::from_fn(q, candidates.ncols(), |a, c| candidates[(indices[a], c)]);
-    Ok(ThompsonPicks { indices, points })
+    Ok(ThompsonPicks {
+        indices,
+        points,
+        route,
+    })
 }

@@ -6,6 +6,7 @@
 mod batch;
 mod model;
 mod normal;
+mod pathwise;
 mod qmc;
 mod thompson;
 mod utility;
