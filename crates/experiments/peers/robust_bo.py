@@ -35,6 +35,13 @@ RUNS = [
     ("RCGP (LogEI)", "rcgp", "standard"),
 ]
 SETTINGS = [("asymmetric 25%", "asymmetric:0.25"), ("clean", None)]
+PAPER = [
+    "**The paper's qualitative claims (`rcagp.md` §5.5, Fig. 4, 20 trials from 250 points):** "
+    "EULBO-EI with asymmetric outliers: RCaGP first or on par with CaGP on Hartmann6, Lunar12 "
+    "and Rover60, clearly best on Lasso-DNA; SVGP ≈ RCSVGP. Without outliers: RCaGP has a "
+    "clear advantage on Hartmann6.",
+    "",
+]
 COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 
 
@@ -108,6 +115,7 @@ def main():
                                                  "eulbo", "asymmetric:0.25", 0)) + "`",
         "",
     ]
+    lines += PAPER
     for p, i, b in PROBLEMS:
         lines += [f"## {p}", "", "| surrogate | " + " | ".join(s for s, _ in SETTINGS) + " |",
                   "|---|" + "---|" * len(SETTINGS)]
@@ -128,6 +136,12 @@ def main():
                 ev = np.arange(1, arr.shape[1] + 1)
                 curves[sname].append((label, COLOURS[k], ev, arr.mean(0), arr.std(0)))
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+        for sname, _ in SETTINGS:
+            ranked = sorted(curves[sname], key=lambda c: -c[3][-1])
+            if ranked:
+                lines.append(f"* Ours, {sname}, ranked by mean final best: "
+                             + " > ".join(c[0] for c in ranked) + ".")
         lines.append("")
         for sname, s in SETTINGS:
             if curves[sname]:
