@@ -15,6 +15,8 @@
 //!   and known optima, and the seeded outlier corruption of observations of robust BO.
 //! * [`bayes_opt`] — the ask/tell [`BayesOpt`](bayes_opt::BayesOpt) run: initial design, any
 //!   single-output surrogate, whole box or TuRBO region, state stored as JSON.
+//! * [`safe`] — safe active learning and safe BO with transfer GPs: safe sets, the models of
+//!   each function, the pool loop and its metrics.
 //! * [`suggest`] — the next point to evaluate from a box and the evaluated rows (`q = 1`).
 //! * [`turbo`] — TuRBO trust regions: expand, shrink and restart rules, and the region's box.
 
@@ -24,5 +26,6 @@ pub mod dpp;
 pub mod eulbo;
 pub mod optimize;
 pub mod problems;
+pub mod safe;
 pub mod suggest;
 pub mod turbo;

@@ -1,0 +1,117 @@
+//! Safe active learning and safe Bayesian optimisation, with transfer from related tasks
+//! (`safe-transfer.md`): every modelled function (the target `f` and each safety function
+//! `q^j`) has its own model of the target task, a [`FunctionModel`]; a candidate is safe when
+//! every constraint's β-scaled bound holds; the acquisition is maximised over the safe set only.
+//!
+//! Units: the loop hands models inputs scaled to the unit box shared by all tasks and outputs
+//! standardised per task and per output (sources by their own statistics, the target by its
+//! initial data); thresholds are mapped by the same affine map.
+
+use faer::{Mat, MatRef};
+
+use crate::models::ModelError;
+use crate::posterior::Marginals;
+
+/// Observations of one task: inputs (n×d, one row per point) and one column per modelled
+/// function, `[f, q^1, …, q^J]` (just `[f]` when `f` is also the safety function).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskData {
+    /// Inputs, n×d.
+    pub x: Mat<f64>,
+    /// Outputs, n×(1+J).
+    pub outputs: Mat<f64>,
+}
+
+impl TaskData {
+    /// Number of points.
+    pub fn n(&self) -> usize {
+        self.x.nrows()
+    }
+
+    /// Column `j` of the outputs.
+    pub fn output(&self, j: usize) -> Vec<f64> {
+        (0..self.outputs.nrows())
+            .map(|i| self.outputs[(i, j)])
+            .collect()
+    }
+}
+
+/// How the model of one function uses the source tasks (`safe-transfer.md` §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TransferMethod {
+    /// No transfer: a single-task GP on the target data (SAL).
+    None,
+    /// FullTransLMC: a linear model of coregionalisation over (sources, target), all
+    /// parameters refitted jointly.
+    Lmc,
+    /// FullTransHGP: the hierarchical GP, all parameters refitted jointly.
+    Hgp,
+    /// EffTransHGP: the hierarchical GP with the source part fitted once and frozen, its
+    /// Cholesky factor cached and the target rows appended by a block Cholesky.
+    EfficientHgp,
+    /// The labelled stand-in for Rothfuss et al. 2022 (§5.1 [choice]): a single-task GP whose
+    /// hyperparameters are fitted on the source data and frozen, conditioned on the target only.
+    SourcePrior,
+}
+
+impl TransferMethod {
+    /// Every method, in the order of the paper's tables.
+    pub const ALL: [TransferMethod; 5] = [
+        TransferMethod::EfficientHgp,
+        TransferMethod::Hgp,
+        TransferMethod::Lmc,
+        TransferMethod::SourcePrior,
+        TransferMethod::None,
+    ];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransferMethod::None => "none",
+            TransferMethod::Lmc => "lmc",
+            TransferMethod::Hgp => "hgp",
+            TransferMethod::EfficientHgp => "efficient-hgp",
+            TransferMethod::SourcePrior => "source-prior",
+        }
+    }
+
+    /// The method named `name` (also accepts `sal` for [`TransferMethod::None`]).
+    pub fn parse(name: &str) -> Option<TransferMethod> {
+        match name {
+            "sal" => Some(TransferMethod::None),
+            _ => TransferMethod::ALL.into_iter().find(|m| m.name() == name),
+        }
+    }
+}
+
+/// The model of one function on the target task, as the safe loop sees it. Implemented by the
+/// single-task GP (SAL) and by the transfer GPs; the source data, if any, were given when the
+/// model was built.
+pub trait FunctionModel: Send + Sync {
+    /// Conditions on the target observations `(x, y)` (all of them, not only new ones): when
+    /// `refit`, the free hyperparameters are refitted first (seeded by `seed`), otherwise the old
+    /// ones are kept. A model may reuse work from earlier calls when `x` extends the earlier
+    /// inputs by appended rows.
+    ///
+    /// # Errors
+    /// Bad data or a failed fit or factorisation.
+    fn update(
+        &mut self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        refit: bool,
+        seed: u64,
+    ) -> Result<(), ModelError>;
+
+    /// The latent posterior mean and variance of the target function at `x`.
+    ///
+    /// # Errors
+    /// Called before [`FunctionModel::update`], or wrong dimensions.
+    fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals, ModelError>;
+
+    /// The target task's observation noise variance.
+    fn noise_variance(&self) -> f64;
+
+    /// Seconds spent in the last hyperparameter fit (0 when the last update did not refit).
+    fn fit_seconds(&self) -> f64;
+}
