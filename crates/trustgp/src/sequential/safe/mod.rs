@@ -36,6 +36,70 @@ impl TaskData {
     }
 }
 
+/// Observations of one function on one source task (standardised units, see the module doc).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceTask {
+    /// Inputs, n×d.
+    pub x: Mat<f64>,
+    /// Observed values, one per row of `x`.
+    pub y: Vec<f64>,
+}
+
+/// A safety constraint on one output column: `lower ≤ z ≤ upper` (either may be absent).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Constraint {
+    /// The output column (of [`TaskData::outputs`]) the constraint is on.
+    pub output: usize,
+    /// The lower threshold `T` (safe when `z ≥ T`).
+    pub lower: Option<f64>,
+    /// The upper threshold `U` (safe when `z ≤ U`).
+    pub upper: Option<f64>,
+}
+
+/// The true safety of a regular grid over the box (`D ≤ 2`), for counting the disjoint safe
+/// regions that the queries reached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SafetyGrid {
+    /// Points per dimension.
+    pub shape: Vec<usize>,
+    /// The grid points (row-major order, the last input varying fastest), one per row.
+    pub points: Mat<f64>,
+    /// Whether each grid point is truly safe.
+    pub safe: Vec<bool>,
+}
+
+/// A built-in safe-learning benchmark (`safe-transfer.md` §5.2), in its own units: inputs in
+/// the box `bounds`, outputs as observed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SafeBenchmark {
+    /// The problem's name (`gp1d`, `branin`, …).
+    pub name: String,
+    /// The input box, one `(lo, hi)` per input.
+    pub bounds: Vec<(f64, f64)>,
+    /// The target task's safety constraints, on its output columns.
+    pub constraints: Vec<Constraint>,
+    /// The source tasks' noisy observations, with the target's output columns.
+    pub sources: Vec<TaskData>,
+    /// The safe initial target observations.
+    pub initial: TaskData,
+    /// The target's candidate inputs and the (noisy) outputs that querying each returns.
+    pub candidates: TaskData,
+    /// The true safety of each candidate (noise-free where the truth is known).
+    pub candidate_safe: Vec<bool>,
+    /// `Some(m)`: before each query the pool is a fresh seeded random subset of `m` unqueried
+    /// candidates (GEngine); `None`: the pool is every unqueried candidate.
+    pub pool_size: Option<usize>,
+    /// Test points in the true safe region with noise-free values of `f` (for the RMSE).
+    pub test: TaskData,
+    /// The true safety on a grid (`D ≤ 2`), for the region count.
+    pub grid: Option<SafetyGrid>,
+    /// Number of queries after the initial data.
+    pub n_query: usize,
+    /// Hyperparameters are refitted before the first query and then every this many queries
+    /// (1 for all but GEngine's 50).
+    pub refit_every: usize,
+}
+
 /// How the model of one function uses the source tasks (`safe-transfer.md` §5.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TransferMethod {
