@@ -212,6 +212,11 @@ pub struct SuggestArgs {
     /// rows by a quality-weighted DPP, DPP-BO) or dpp-turbo.
     #[arg(long, default_value = "standard")]
     pub method: String,
+    /// Where rcgp and rcagp centre their robust (IMQ) weights: prior (the prior mean, RCGP's
+    /// weight) or loo (each observation's leave-one-out mean under a first exact-GP fit, which
+    /// tells outliers from good points when maximising; see docs/decisions.md). Default: prior.
+    #[arg(long)]
+    pub robust_centre: Option<String>,
     /// With fewer evaluated rows than this, points of the initial design.
     #[arg(long, default_value_t = 1)]
     pub init: usize,
@@ -259,6 +264,11 @@ pub struct BoArgs {
     /// points by a quality-weighted DPP, DPP-BO) or dpp-turbo.
     #[arg(long, default_value = "standard")]
     pub method: String,
+    /// Where rcgp and rcagp centre their robust (IMQ) weights: prior (the prior mean, RCGP's
+    /// weight) or loo (each observation's leave-one-out mean under a first exact-GP fit, which
+    /// tells outliers from good points when maximising; see docs/decisions.md). Default: prior.
+    #[arg(long)]
+    pub robust_centre: Option<String>,
     /// Corrupt what the model sees: asymmetric:P or uniform:P (e.g. asymmetric:0.25).
     #[arg(long)]
     pub outliers: Option<String>,

@@ -228,3 +228,33 @@ fn dpp_bo_runs_with_rcagp_and_refuses_models_without_inducing_inputs() {
         "{e}"
     );
 }
+
+/// `--robust-centre loo` changes an RCGP run (and is reported in the settings), is
+/// reproducible, and is refused for a model without robust weights or an unknown centre.
+#[test]
+fn the_robust_centre_is_a_setting_of_the_robust_models() {
+    let base = ["--model", "rcgp", "--outliers", "asymmetric:0.25"];
+    let (prior, prior_lines) = run("centre-prior", &base);
+    assert_eq!(prior["settings"]["robust_centre"], "prior");
+    let with_loo = [&base[..], &["--robust-centre", "loo"]].concat();
+    let (loo, loo_lines) = run("centre-loo", &with_loo);
+    assert_eq!(loo["settings"]["robust_centre"], "loo");
+    assert_ne!(without_seconds(&loo_lines), without_seconds(&prior_lines));
+    let (_, again) = run("centre-loo-again", &with_loo);
+    assert_eq!(without_seconds(&again), without_seconds(&loo_lines));
+    let bad = |extra: &[&str]| {
+        let args = [
+            &["bo", "--problem", "branin", "--budget", "8", "--init", "4"][..],
+            extra,
+        ]
+        .concat();
+        error(&args)
+    };
+    let e = bad(&["--robust-centre", "loo"]);
+    assert!(
+        e.contains("--robust-centre applies to the robust models rcgp, rcagp (got --model gp)"),
+        "{e}"
+    );
+    let e = bad(&["--model", "rcgp", "--robust-centre", "knn"]);
+    assert!(e.contains("unknown robust centre 'knn'"), "{e}");
+}

@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
 use trustgp::data::read_inputs;
 use trustgp::report::svg::{line_plot, Series};
-use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method};
+use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method, RobustCentre, CENTRED_MODELS};
 use trustgp::sequential::problems::outliers::ObservationOutliers;
 use trustgp::sequential::problems::Problem;
 use trustgp::sequential::suggest::{Bound, SuggestAcquisition};
@@ -113,10 +113,28 @@ fn settings(a: &BoArgs, problem: Problem, init: usize) -> Result<BoSettings, Cli
     s.model.clone_from(&a.model);
     s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
     s.method = Method::parse(&a.method)?;
+    s.robust_centre = robust_centre(a.robust_centre.as_deref(), &a.model)?;
     s.n_init = init;
     s.seed = a.seed;
     s.check()?;
     Ok(s)
+}
+
+/// The `--robust-centre` of a run with surrogate `model`: the default when not given; given,
+/// it must name a centre and the model must be one whose weights it places.
+pub(crate) fn robust_centre(flag: Option<&str>, model: &str) -> Result<RobustCentre, CliError> {
+    let Some(name) = flag else {
+        return Ok(RobustCentre::default());
+    };
+    let centre = RobustCentre::parse(name)?;
+    if !CENTRED_MODELS.contains(&model) {
+        return Err(format!(
+            "--robust-centre applies to the robust models {} (got --model {model})",
+            CENTRED_MODELS.join(", ")
+        )
+        .into());
+    }
+    Ok(centre)
 }
 
 /// A bar of evaluations on a terminal's stderr; hidden otherwise.
@@ -263,6 +281,7 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
             "acquisition": s.acquisition.name(),
             "model": s.model,
             "method": s.method.name(),
+            "robust_centre": s.robust_centre.name(),
             "outliers": outliers.map(|o| Value::from(o.to_string())),
             "seed": a.seed,
         },

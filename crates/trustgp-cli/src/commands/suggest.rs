@@ -14,6 +14,8 @@ use serde_json::{json, Map, Value};
 use trustgp::data::{read_csv, Dataset};
 use trustgp::estimators::{finite, format_number};
 use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method, Proposal};
+
+use super::bo::robust_centre;
 use trustgp::sequential::suggest::{parse_bounds, SuggestAcquisition};
 
 use super::{print_json, summary_json, CliError};
@@ -64,6 +66,7 @@ fn settings(a: &SuggestArgs) -> Result<BoSettings, CliError> {
         s.target.clone_from(t);
     }
     s.model.clone_from(&a.model);
+    s.robust_centre = robust_centre(a.robust_centre.as_deref(), &a.model)?;
     s.n_init = a.init;
     s.seed = a.seed;
     s.check()?;
@@ -82,6 +85,7 @@ fn resume(path: &Path, wanted: &BoSettings) -> Result<BayesOpt, CliError> {
         ("--model", s.model != wanted.model),
         ("--acquisition", s.acquisition != wanted.acquisition),
         ("--method", s.method != wanted.method),
+        ("--robust-centre", s.robust_centre != wanted.robust_centre),
         ("--init", s.n_init != wanted.n_init),
         ("--seed", s.seed != wanted.seed),
     ]

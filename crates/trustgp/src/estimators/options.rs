@@ -263,6 +263,7 @@ impl ModelOptions {
                 ..FitOptions::default()
             },
             approx: self.approx_options(model)?,
+            robust_centres: None,
         })
     }
 
@@ -375,6 +376,7 @@ impl ModelOptions {
             batch_size: self.batch_size,
             free_noise: self.free_noise,
             inducing_inputs: None,
+            centres: None,
         })
     }
 }
@@ -413,11 +415,44 @@ impl RegressorConfig {
                 format!("{given} epsilon values for {t} targets (give one, or one per target)"),
             );
         }
+        self.check_robust_centres(data)?;
         if let Some(rank) = self.rank.filter(|&r| r > t) {
             return err(
                 format!("--rank {rank}"),
                 format!("at most the number of targets ({t})"),
             );
+        }
+        Ok(())
+    }
+
+    /// Given robust centres ([`RegressorConfig::robust_centres`]) are for rcgp or rcagp on one
+    /// target, one per data row.
+    ///
+    /// # Errors
+    /// The first of these that does not hold.
+    pub fn check_robust_centres(&self, data: &Dataset) -> Result<(), OptionsError> {
+        let t = data.n_targets();
+        if let Some(centres) = &self.robust_centres {
+            if !matches!(self.model, ModelKind::Rcgp | ModelKind::Rcagp) {
+                return err(
+                    "robust centres",
+                    format!(
+                        "given IMQ centres apply to rcgp and rcagp, not {}",
+                        self.model.name()
+                    ),
+                );
+            }
+            if t != 1 || centres.len() != data.n() {
+                return err(
+                    "robust centres",
+                    format!(
+                        "expected one centre per data row of one target ({} rows), got {} \
+                         centres for {t} targets",
+                        data.n(),
+                        centres.len()
+                    ),
+                );
+            }
         }
         Ok(())
     }

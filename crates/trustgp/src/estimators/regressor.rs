@@ -23,7 +23,7 @@ use crate::models::approximate::{ApproxModel, ApproxOptions};
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
 use crate::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, MultiOutputModel};
-use crate::models::robust::{prior_centred_weights, RobustGp};
+use crate::models::robust::{centred_weights, prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::optim::LbfgsOptions;
 use crate::posterior::Marginals;
@@ -57,6 +57,12 @@ pub struct RegressorConfig {
     pub fit: FitOptions,
     /// Settings of the approximate models (sgpr, svgp, rcsvgp, cagp, rcagp).
     pub approx: ApproxOptions,
+    /// Given centres γ of the IMQ weights of rcgp and rcagp (single target), one per data row
+    /// in the model's units (standardised when the regressor standardises), instead of the
+    /// prior mean; the soft threshold is then the `(1 − ε)` order statistic of `|y − γ|`.
+    /// `None` = the prior mean. Bayesian optimisation sets them
+    /// (`sequential::bayes_opt::RobustCentre`).
+    pub robust_centres: Option<Vec<f64>>,
 }
 
 impl Default for RegressorConfig {
@@ -73,6 +79,7 @@ impl Default for RegressorConfig {
             rank: None,
             fit: FitOptions::default(),
             approx: ApproxOptions::default(),
+            robust_centres: None,
         }
     }
 }
@@ -289,6 +296,8 @@ impl Regressor {
         observe: &mut dyn FnMut(usize, usize, f64),
     ) -> Result<Regressor, ModelError> {
         let start = Instant::now();
+        cfg.check_robust_centres(data)
+            .map_err(|e| ModelError::Invalid(e.to_string()))?;
         let (standardizer, mut warnings) = if cfg.standardize {
             let (st, constant) = Standardizer::fit(data.x.as_ref(), data.y.as_ref())?;
             (st, constant.warnings(&data.input_names, &data.target_names))
@@ -522,6 +531,10 @@ fn fit_per_target(
                 let mut k = kernel.clone();
                 k.initialize(x.as_ref())?;
                 let approx = kind.approximate().expect("checked by the guard");
+                let mut opts = cfg.approx.clone();
+                if let Some(c) = &cfg.robust_centres {
+                    opts.centres = Some(rows.iter().map(|&i| c[i]).collect());
+                }
                 let g = ApproxModel::fit(
                     approx,
                     x.as_ref(),
@@ -530,7 +543,7 @@ fn fit_per_target(
                     mean,
                     noise,
                     epsilon[t],
-                    &cfg.approx,
+                    &opts,
                     cfg.fit.seed,
                     &mut |i, f| observe(t, i, f),
                 )?;
@@ -541,7 +554,15 @@ fn fit_per_target(
                 k.initialize(x.as_ref())?;
                 let prior = mean.eval(x.as_ref());
                 let group = vec![0; y.len()];
-                let w = prior_centred_weights(&y, &prior, &group, &epsilon[t..=t])?;
+                let w = match &cfg.robust_centres {
+                    Some(c) => centred_weights(
+                        &y,
+                        rows.iter().map(|&i| c[i]).collect(),
+                        &group,
+                        &epsilon[t..=t],
+                    )?,
+                    None => prior_centred_weights(&y, &prior, &group, &epsilon[t..=t])?,
+                };
                 if !w.floored.is_empty() {
                     warnings.push(format!(
                         "target '{name}': the robust soft threshold hit its floor (many equal \

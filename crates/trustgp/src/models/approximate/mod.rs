@@ -64,6 +64,10 @@ pub struct ApproxOptions {
     /// [`ActionKind::Inducing`]). Their number replaces `inducing`/`actions`. DPP-BO chooses
     /// them (`sequential::bayes_opt`).
     pub inducing_inputs: Option<Mat<f64>>,
+    /// RCaGP: given centres of the IMQ weights, one per training row in the model's units,
+    /// instead of the prior mean (also those of the exact RCGP of [`robust_start`]). Bayesian
+    /// optimisation sets them (`sequential::bayes_opt::RobustCentre`).
+    pub centres: Option<Vec<f64>>,
 }
 
 impl ApproxOptions {
@@ -165,9 +169,15 @@ impl ApproxModel {
         check_kernel(&kernel)?;
         let n = y.len();
         let robust = matches!(kind, ApproxKind::Rcsvgp | ApproxKind::Rcagp);
+        if opts.centres.is_some() && kind != ApproxKind::Rcagp {
+            return Err(ModelError::Invalid(format!(
+                "given centres of the IMQ weights apply to rcagp, not {kind:?}"
+            )));
+        }
         // (kernel, mean, noise, β, learn the noise and the mean)
         let (kernel, mean, noise, beta, learn) = if robust && !opts.free_noise {
-            let (k, s2) = robust_start(x, y, &kernel, &mean, noise, epsilon, seed)?;
+            let centres = opts.centres.as_deref();
+            let (k, s2) = robust_start(x, y, &kernel, &mean, noise, epsilon, centres, seed)?;
             (k, mean, s2, (s2 / 2.0).sqrt(), false)
         } else {
             (kernel, mean, noise, 1.0, true)
@@ -247,6 +257,7 @@ impl ApproxModel {
                 let mut cfg = CaConfig {
                     robust: kind == ApproxKind::Rcagp,
                     epsilon,
+                    centres: opts.centres.clone(),
                     beta,
                     learn_noise: learn,
                     learn_mean: learn,

@@ -29,6 +29,10 @@ pub struct ApproxRecord {
     /// IMQ learning rate β.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beta: Option<f64>,
+    /// Given centres of the IMQ weights, one per training row (rcagp fitted with
+    /// [`ApproxOptions::centres`](super::ApproxOptions::centres)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centre: Option<Vec<f64>>,
     /// Expected outlier fraction ε the robust models were fitted with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<f64>,
@@ -99,6 +103,7 @@ impl ApproxRecord {
                 },
                 threshold: Some(g.threshold()),
                 beta: Some(g.beta()),
+                centre: g.centre().map(<[f64]>::to_vec),
                 ..ApproxRecord::default()
             },
             ApproxModel::Rrp(g) => ApproxRecord {
@@ -172,7 +177,7 @@ impl ApproxRecord {
                         "{kind:?} model: the mean must be constant"
                     )));
                 };
-                ApproxModel::Ca(CaGp::from_parts(
+                let ca = CaGp::from_parts(
                     data(x)?,
                     y,
                     kernel,
@@ -191,7 +196,11 @@ impl ApproxRecord {
                     required(self.threshold, kind, "threshold")?,
                     required(self.beta, kind, "beta")?,
                     kind == ApproxKind::Rcagp,
-                )?)
+                )?;
+                ApproxModel::Ca(match self.centre {
+                    Some(centre) => ca.with_centre(centre)?,
+                    None => ca,
+                })
             }
             ApproxKind::Rrp => {
                 let z = matrix(&required(self.inducing, kind, "inducing")?, d, "inducing")?;
@@ -234,5 +243,75 @@ impl ApproxRecord {
                 ApproxModel::Svgp(g, objective)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::approximate::ApproxOptions;
+
+    /// An RCaGP fitted with given IMQ centres keeps them in its record and predicts the same
+    /// after a rebuild; without them the rebuilt model is another model.
+    #[test]
+    fn rcagp_with_given_centres_round_trips() {
+        let n = 30;
+        let x = Mat::from_fn(n, 1, |i, _| -1.0 + 2.0 * i as f64 / (n - 1) as f64);
+        let y: Vec<f64> = (0..n)
+            .map(|i| (3.0 * x[(i, 0)]).sin() + if i % 7 == 2 { 2.0 } else { 0.0 })
+            .collect();
+        let centre: Vec<f64> = (0..n).map(|i| (3.0 * x[(i, 0)]).sin() * 0.9).collect();
+        let mut kernel = Kernel::parse("const * matern52").unwrap();
+        kernel.initialize(x.as_ref()).unwrap();
+        let mean = Mean::Constant { c: 0.1 };
+        let opts = ApproxOptions {
+            actions: Some(6),
+            centres: Some(centre.clone()),
+            ..ApproxOptions::default()
+        };
+        let model = ApproxModel::fit(
+            ApproxKind::Rcagp,
+            x.as_ref(),
+            &y,
+            kernel,
+            mean,
+            0.1,
+            0.2,
+            &opts,
+            0,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let ApproxModel::Ca(ca) = &model else {
+            panic!("rcagp")
+        };
+        assert_eq!(ca.centre(), Some(centre.as_slice()));
+        let record = ApproxRecord::of(&model);
+        assert_eq!(record.centre.as_deref(), Some(centre.as_slice()));
+        let rebuild = |r: ApproxRecord| {
+            r.rebuild(
+                ApproxKind::Rcagp,
+                1,
+                Some(x.clone()),
+                y.clone(),
+                ca.kernel().clone(),
+                Mean::Constant { c: ca.mean() },
+                ca.noise(),
+                ca.elbo(),
+            )
+            .unwrap()
+        };
+        let xt = Mat::from_fn(9, 1, |i, _| -0.9 + 0.2 * i as f64);
+        let want = model.predict(xt.as_ref()).unwrap().mean;
+        let again = rebuild(record.clone()).predict(xt.as_ref()).unwrap().mean;
+        for (a, b) in want.iter().zip(&again) {
+            assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        }
+        let without = ApproxRecord {
+            centre: None,
+            ..record
+        };
+        let other = rebuild(without).predict(xt.as_ref()).unwrap().mean;
+        assert!(want.iter().zip(&other).any(|(a, b)| (a - b).abs() > 1e-6));
     }
 }

@@ -27,7 +27,7 @@ use crate::fit::FitOptions;
 use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::robust::weighted_loo::LooPredictive;
-use crate::models::robust::{prior_centred_weights, RobustGp};
+use crate::models::robust::{centred_weights, prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::robust::{median_in_place, MAD_TO_SD};
 
@@ -36,10 +36,12 @@ pub const START_ROWS: usize = 1000;
 
 /// The fitted RCGP's kernel and noise variance (at least the robust scale of its LOO
 /// residuals), on a seeded subsample of at most [`START_ROWS`] rows (RCGP keeps its prior mean
-/// fixed, so `mean` stays as given).
+/// fixed, so `mean` stays as given). Its weights are centred on `centres` (one per row of `y`)
+/// when given, else on the prior mean.
 ///
 /// # Errors
-/// Those of the RCGP fit.
+/// Those of the RCGP fit; centres not one per row.
+#[allow(clippy::too_many_arguments)]
 pub fn robust_start(
     x: MatRef<'_, f64>,
     y: &[f64],
@@ -47,6 +49,7 @@ pub fn robust_start(
     mean: &Mean,
     noise: f64,
     epsilon: f64,
+    centres: Option<&[f64]>,
     seed: u64,
 ) -> Result<(Kernel, f64), ModelError> {
     let n = y.len();
@@ -60,7 +63,21 @@ pub fn robust_start(
     let ys: Vec<f64> = rows.iter().map(|&i| y[i]).collect();
     let group = vec![0; ys.len()];
     let prior = mean.eval(xs.as_ref());
-    let w = prior_centred_weights(&ys, &prior, &group, &[epsilon])?;
+    let w = match centres {
+        Some(c) if c.len() == n => centred_weights(
+            &ys,
+            rows.iter().map(|&i| c[i]).collect(),
+            &group,
+            &[epsilon],
+        )?,
+        Some(c) => {
+            return Err(ModelError::Invalid(format!(
+                "expected one IMQ centre per training row ({n}), got {}",
+                c.len()
+            )))
+        }
+        None => prior_centred_weights(&ys, &prior, &group, &[epsilon])?,
+    };
     let fixed = w.clone();
     let opts = FitOptions {
         seed,
@@ -198,7 +215,7 @@ mod tests {
         };
         let mut k = Kernel::parse("const * matern52").unwrap();
         k.initialize(x.as_ref()).unwrap();
-        let (_, s2) = robust_start(x.as_ref(), &y, &k, &mean, 0.1, 0.2, 0).unwrap();
+        let (_, s2) = robust_start(x.as_ref(), &y, &k, &mean, 0.1, 0.2, None, 0).unwrap();
         assert_eq!(fixed.noise(), s2);
         assert!(s2 > 1e-3, "RCGP noise {s2}");
         let (e_free, e_fixed) = (mae(&free, &xt, &yt), mae(&fixed, &xt, &yt));

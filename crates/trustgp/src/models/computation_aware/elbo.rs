@@ -31,6 +31,8 @@ pub(crate) struct State {
     pub actions: ActionSet,
     /// Observation weighting (fixed during training).
     pub weighting: Weighting,
+    /// Given centres of the IMQ weights, one per training point (fixed); `None` = `mean`.
+    pub centre: Option<Vec<f64>>,
 }
 
 /// The forward pass: the ELBO and what prediction and the gradient reuse.
@@ -92,7 +94,13 @@ pub(crate) fn forward(x: MatRef<'_, f64>, y: &[f64], state: &State) -> Result<Fo
     let n = x.nrows();
     let acts = &state.actions;
     let i = acts.count();
-    let lik = PseudoLikelihood::new(y, state.mean, state.noise, state.weighting);
+    let lik = PseudoLikelihood::new(
+        y,
+        state.mean,
+        state.noise,
+        state.weighting,
+        state.centre.as_deref(),
+    );
     let s = acts.matrix(&state.kernel, x);
     let mut b = Mat::<f64>::zeros(n, i);
     for ch in acts.chunks(n) {

@@ -49,6 +49,29 @@ pub(crate) fn check_positive(what: &str, v: f64) -> Result<(), ModelError> {
     }
 }
 
+/// Given IMQ centres are for RCaGP (`robust`), one finite value per training row (`n`).
+pub(crate) fn check_centres(robust: bool, centre: &[f64], n: usize) -> Result<(), ModelError> {
+    if !robust {
+        return Err(ModelError::Invalid(
+            "given centres of the IMQ weights apply to rcagp, not cagp (which has no weights)"
+                .to_string(),
+        ));
+    }
+    if centre.len() != n {
+        return Err(ModelError::Invalid(format!(
+            "expected one IMQ centre per training row ({n}), got {}",
+            centre.len()
+        )));
+    }
+    if let Some(j) = centre.iter().position(|v| !v.is_finite()) {
+        return Err(ModelError::Invalid(format!(
+            "the IMQ centre of training row {j} is {} (expected a finite number)",
+            centre[j]
+        )));
+    }
+    Ok(())
+}
+
 /// The weighting of RCaGP (`robust`) or CaGP.
 pub(crate) fn weighting(robust: bool, beta: f64, c: f64) -> Weighting {
     if robust {
@@ -125,7 +148,8 @@ impl CaGp {
     /// the ELBO over the kernel's log-hyperparameters, `log σ²`, the constant mean (initialised
     /// to `mean(y)`, trained if `config.learn_mean`) and the actions (seeded N(0, 1/k)). The
     /// kernel's current hyperparameters and `noise` are the starting point. The soft threshold
-    /// is the `(1 − ε)` order statistic of `|y − mean(y)|` and stays fixed. `observe` sees every
+    /// is the `(1 − ε)` order statistic of `|y − γ|` (`γ` the given centres of
+    /// `config.centres`, else `mean(y)`) and stays fixed. `observe` sees every
     /// ELBO evaluation. The returned model's caches are computed at the final parameters.
     ///
     /// # Errors
@@ -157,10 +181,16 @@ impl CaGp {
                 config.epsilon
             )));
         }
+        if let Some(centre) = &config.centres {
+            check_centres(config.robust, centre, n)?;
+        }
         let m0 = y.iter().sum::<f64>() / n as f64;
         // c is an order statistic (as for RCGP in this library), not the spec's interpolated
         // quantile: interpolation lets c grow with an outlier that sits next to the quantile.
-        let resid: Vec<f64> = y.iter().map(|v| v - m0).collect();
+        let resid: Vec<f64> = match &config.centres {
+            Some(centre) => y.iter().zip(centre).map(|(v, g)| v - g).collect(),
+            None => y.iter().map(|v| v - m0).collect(),
+        };
         let (c, _) = soft_threshold(&resid, config.epsilon)
             .ok_or_else(|| ModelError::Invalid("cannot set the soft threshold".to_string()))?;
         let template = State {
@@ -179,6 +209,7 @@ impl CaGp {
                 },
             },
             weighting: weighting(config.robust, config.beta, c),
+            centre: config.centres.clone(),
         };
         let layout = Layout {
             n_kernel: template.kernel.n_params(),

@@ -1,6 +1,7 @@
 //! The robust pseudo-likelihood of RCGP (spec §2.1–§2.2) and its derivatives.
 //!
-//! With `u = y − m0`, the IMQ weight `w = β(1 + u²/c²)^(−1/2)` gives per point
+//! With `u = y − γ` (the centre `γ` is the prior mean `m0`, or a given fixed centre per point),
+//! the IMQ weight `w = β(1 + u²/c²)^(−1/2)` gives per point
 //!
 //! ```text
 //! g = ∂_y log w² = −2u/(c² + u²),   h = ∂_y(y w²) = w²(1 + y g),
@@ -26,7 +27,10 @@ pub(crate) struct PseudoLikelihood {
     weighting: Weighting,
     s2: f64,
     y: Vec<f64>,
+    /// `y − γ`, the residuals from the weight's centre.
     u: Vec<f64>,
+    /// Whether the centre is the prior mean `m0` (so the weights move with it).
+    centred_on_mean: bool,
     /// `w²`.
     pub w2: Vec<f64>,
     g: Vec<f64>,
@@ -46,10 +50,20 @@ pub(crate) struct PseudoLikelihood {
 }
 
 impl PseudoLikelihood {
-    /// The quantities for targets `y`, constant prior mean `m0` and noise variance `s2`.
-    pub(crate) fn new(y: &[f64], m0: f64, s2: f64, weighting: Weighting) -> PseudoLikelihood {
+    /// The quantities for targets `y`, constant prior mean `m0` and noise variance `s2`, the
+    /// weights centred on `centre` (one per point, fixed) or, if `None`, on `m0`.
+    pub(crate) fn new(
+        y: &[f64],
+        m0: f64,
+        s2: f64,
+        weighting: Weighting,
+        centre: Option<&[f64]>,
+    ) -> PseudoLikelihood {
         let n = y.len();
-        let u: Vec<f64> = y.iter().map(|v| v - m0).collect();
+        let u: Vec<f64> = match centre {
+            Some(c) => y.iter().zip(c).map(|(v, g)| v - g).collect(),
+            None => y.iter().map(|v| v - m0).collect(),
+        };
         let (mut log_w2, mut g) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for &uj in &u {
             let (lw, gj) = weighting.log_w2_and_g(uj, s2);
@@ -64,7 +78,7 @@ impl PseudoLikelihood {
             .collect();
         let d = log_d.iter().map(|v| v.exp()).collect();
         let p: Vec<f64> = w2.iter().map(|w| 2.0 * w / (s2 * s2)).collect();
-        let r = (0..n).map(|j| u[j] - s2 * g[j]).collect();
+        let r = (0..n).map(|j| y[j] - m0 - s2 * g[j]).collect();
         let nu = (0..n).map(|j| p[j] * (y[j] - s2 * g[j])).collect();
         let c = (0..n).map(|j| p[j] * y[j] * y[j]).sum::<f64>() - 4.0 / s2 * h.iter().sum::<f64>();
         PseudoLikelihood {
@@ -72,6 +86,7 @@ impl PseudoLikelihood {
             s2,
             y: y.to_vec(),
             u,
+            centred_on_mean: centre.is_none(),
             w2,
             g,
             h,
@@ -129,6 +144,8 @@ impl PseudoLikelihood {
             d_ls2 += s2 * (-mu[j] * p * g - r_bar[j] * g) - 2.0 * self.h[j] / s2;
             d_m0 -= r_bar[j];
             match self.weighting {
+                // A given centre is fixed: the weights do not move with m0.
+                Weighting::Imq { .. } if !self.centred_on_mean => {}
                 Weighting::Imq { beta, c } => {
                     let imq = ImqPoint::new(self.u[j], c);
                     // u = y − m0 at fixed y, and ∂ log w²/∂u = g.

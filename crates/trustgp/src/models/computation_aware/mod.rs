@@ -86,8 +86,11 @@ pub struct CaConfig {
     /// default) or given (DPP-BO's selection; their number then sets the number of actions).
     pub inducing_init: InducingInit,
     /// Contamination level `ε ∈ (0, 1)`: the soft threshold `c` is the `(1 − ε)` quantile of
-    /// `|y − m0|` at the initial mean.
+    /// `|y − γ|`, `γ` the centres or the initial mean.
     pub epsilon: f64,
+    /// RCaGP: given centres `γ` of the IMQ weights, one per training row, fixed (Bayesian
+    /// optimisation's leave-one-out centres); `None` = the prior mean `m0`.
+    pub centres: Option<Vec<f64>>,
     /// IMQ learning rate `β > 0`.
     pub beta: f64,
     /// Whether the constant prior mean is trained (else it stays at `mean(y)`).
@@ -114,6 +117,7 @@ impl Default for CaConfig {
             learn_inducing: false,
             inducing_init: InducingInit::KMeans,
             epsilon: 0.2,
+            centres: None,
             beta: 1.0,
             learn_mean: true,
             learn_noise: true,
@@ -175,8 +179,23 @@ impl CaGp {
             mean,
             actions: ActionSet::new(x.nrows(), x.ncols(), actions)?,
             weighting: fit::weighting(robust, beta, c),
+            centre: None,
         };
         CaGp::build(x, y, state, c, beta, None)
+    }
+
+    /// The model with its IMQ weights centred on `centre` (one per training row, as
+    /// [`CaGp::centre`] returns them) instead of the prior mean, caches recomputed: how a
+    /// model file restores an RCaGP fitted with given centres ([`CaConfig::centres`]).
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] for CaGP, a centre count other than the row count or a
+    /// non-finite centre; a factorisation error.
+    pub fn with_centre(self, centre: Vec<f64>) -> Result<CaGp, ModelError> {
+        fit::check_centres(self.robust(), &centre, self.y.len())?;
+        let mut state = self.state;
+        state.centre = Some(centre);
+        CaGp::build(self.x, self.y, state, self.threshold, self.beta, None)
     }
 
     /// Runs Algorithm E at the final parameters and keeps what prediction needs.
@@ -245,7 +264,13 @@ impl CaGp {
         self.state.actions.count()
     }
 
-    /// The soft threshold `c` (fixed at the initial mean).
+    /// The given centres of the IMQ weights ([`CaConfig::centres`]); `None` when they are
+    /// centred on the prior mean.
+    pub fn centre(&self) -> Option<&[f64]> {
+        self.state.centre.as_deref()
+    }
+
+    /// The soft threshold `c` (fixed at the initial mean or the given centres).
     pub fn threshold(&self) -> f64 {
         self.threshold
     }
@@ -267,6 +292,7 @@ impl CaGp {
             self.state.mean,
             self.state.noise,
             self.state.weighting,
+            self.state.centre.as_deref(),
         )
         .w2
         .iter()

@@ -5,6 +5,8 @@
 //! [conjugate core](crate::models::conjugate) with that diagonal and target. Two centrings exist:
 //!
 //! * [`prior_centred_weights`] — γ = prior mean (the RCGP weight, `w_RCGP`);
+//! * [`centred_weights`] — γ given per entry (Bayesian optimisation centres it on
+//!   leave-one-out means, `sequential::bayes_opt::RobustCentre`);
 //! * [`conditional_weights`] — γ = conditional mean of the entry given the other outputs
 //!   observed at the same input (`w_MORCGP`), from a T×T row covariance `C`.
 //!
@@ -50,13 +52,32 @@ pub struct RobustWeights {
     pub floored: Vec<usize>,
 }
 
-/// Weights from centres `centre` with per-output thresholds from `epsilon`.
-fn weights_from_centres(
+/// Weights from given centres `centre` (one per entry) with per-output thresholds from
+/// `epsilon`: the `(1 − ε_t)` order statistic of `|y − γ|` over output t's entries.
+///
+/// # Errors
+/// [`ModelError::Invalid`] for centres or tasks not one per entry, a non-finite centre, an
+/// `ε` outside [0, 1) or an output without entries.
+pub fn centred_weights(
     y: &[f64],
     centre: Vec<f64>,
     task: &[usize],
     epsilon: &[f64],
 ) -> Result<RobustWeights, ModelError> {
+    if centre.len() != y.len() || task.len() != y.len() {
+        return Err(ModelError::Invalid(format!(
+            "robust weights: {} entries but {} centres and {} task labels",
+            y.len(),
+            centre.len(),
+            task.len()
+        )));
+    }
+    if let Some(j) = centre.iter().position(|v| !v.is_finite()) {
+        return Err(ModelError::Invalid(format!(
+            "robust weights: the centre of entry {j} is {} (expected a finite number)",
+            centre[j]
+        )));
+    }
     let mut thresholds = Vec::with_capacity(epsilon.len());
     let mut floored = Vec::new();
     for (t, &eps) in epsilon.iter().enumerate() {
@@ -91,7 +112,7 @@ pub fn prior_centred_weights(
     task: &[usize],
     epsilon: &[f64],
 ) -> Result<RobustWeights, ModelError> {
-    weights_from_centres(y, prior.to_vec(), task, epsilon)
+    centred_weights(y, prior.to_vec(), task, epsilon)
 }
 
 /// The MO-RCGP weight: every entry centred on its conditional mean given the other outputs
@@ -108,7 +129,7 @@ pub fn conditional_weights(
     let centre: Vec<f64> = (0..entries.len())
         .map(|k| g[(entries.row[k], entries.task[k])])
         .collect();
-    weights_from_centres(&entries.y, centre, &entries.task, epsilon)
+    centred_weights(&entries.y, centre, &entries.task, epsilon)
 }
 
 /// A fitted robust conjugate GP.

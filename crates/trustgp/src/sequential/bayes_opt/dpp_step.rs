@@ -20,7 +20,8 @@ use super::super::acquisition::{
     best_posterior_mean, Acquisition, Analytic, Improvement, ImprovementKind,
 };
 use super::super::dpp::{dpp_select, DPP_RESIDUAL_TOLERANCE};
-use super::surrogate::{fit_surrogate, fit_surrogate_with, latent_posterior};
+use super::robust_centre::RobustCentre;
+use super::surrogate::{fit_surrogate_with, latent_posterior};
 use crate::data::Dataset;
 use crate::estimators::regressor::Fitted;
 use crate::estimators::Regressor;
@@ -45,16 +46,21 @@ pub struct DppSurrogate {
 
 /// Fits the model `name` (one of [`DPP_MODELS`]) to `data` with at most [`DPP_INDUCING`]
 /// inducing inputs chosen from the training inputs by the quality-weighted DPP (see the module
-/// documentation).
+/// documentation), the robust models' weights centred by `centre`.
 ///
 /// # Errors
 /// [`ModelError::Invalid`] for a model outside [`DPP_MODELS`] or a selection that picks no
 /// input; the errors of the fits and of [`dpp_select`].
-pub fn dpp_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<DppSurrogate, ModelError> {
+pub fn dpp_surrogate(
+    name: &str,
+    seed: u64,
+    data: &Dataset,
+    centre: RobustCentre,
+) -> Result<DppSurrogate, ModelError> {
     if !DPP_MODELS.contains(&name) {
         return Err(unsupported("dpp", name));
     }
-    let first = fit_surrogate(name, seed, data)?;
+    let first = fit_surrogate_with(name, seed, data, None, centre)?;
     let xs = first.standardizer.transform_x(data.x.as_ref());
     let quality = dpp_quality(latent_posterior(&first)?, xs.as_ref())?;
     let Fitted::PerTarget(outputs) = &first.fitted else {
@@ -83,7 +89,7 @@ pub fn dpp_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<DppSurroga
     let z = Mat::from_fn(picked.indices.len(), xs.ncols(), |i, c| {
         xs[(picked.indices[i], c)]
     });
-    let model = fit_surrogate_with(name, seed, data, Some(z))?;
+    let model = fit_surrogate_with(name, seed, data, Some(z), centre)?;
     Ok(DppSurrogate {
         model,
         rows: picked.indices,

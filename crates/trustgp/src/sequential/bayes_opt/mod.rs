@@ -23,6 +23,7 @@ mod dpp_step;
 mod dpp_tests;
 mod eulbo_step;
 mod propose;
+mod robust_centre;
 mod state;
 mod surrogate;
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub use self::design::design_point;
 pub use self::dpp_step::{dpp_quality, dpp_surrogate, DppSurrogate, DPP_INDUCING, DPP_MODELS};
 pub use self::eulbo_step::{eulbo_refine, EULBO_MODELS};
 pub use self::propose::{propose, Proposed};
+pub use self::robust_centre::{loo_centres, RobustCentre, CENTRED_MODELS};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
 pub use self::surrogate::{
     fit_surrogate, fit_surrogate_with, latent_posterior, surrogate_kind, SURROGATE_KERNEL,
@@ -143,6 +145,10 @@ pub struct BoSettings {
     pub n_init: usize,
     /// Seed of the design, the surrogate's fit and the optimiser. Default 0.
     pub seed: u32,
+    /// Where rcgp and rcagp centre their IMQ weights (other models have no given centres).
+    /// Default [`RobustCentre::Prior`].
+    #[serde(default)]
+    pub robust_centre: RobustCentre,
 }
 
 impl BoSettings {
@@ -157,6 +163,7 @@ impl BoSettings {
             method: Method::Standard,
             n_init: 10,
             seed: 0,
+            robust_centre: RobustCentre::Prior,
         }
     }
 
@@ -441,9 +448,21 @@ impl BayesOpt {
         let data = self.surrogate_data();
         let fit_seed = u64::from(self.settings.seed);
         let model = if self.settings.method.uses_dpp() {
-            dpp_surrogate(&self.settings.model, fit_seed, &data)?.model
+            dpp_surrogate(
+                &self.settings.model,
+                fit_seed,
+                &data,
+                self.settings.robust_centre,
+            )?
+            .model
         } else {
-            fit_surrogate(&self.settings.model, fit_seed, &data)?
+            fit_surrogate_with(
+                &self.settings.model,
+                fit_seed,
+                &data,
+                None,
+                self.settings.robust_centre,
+            )?
         };
         let posterior = latent_posterior(&model)?;
         let (lo, hi) = region.clone().unwrap_or_else(|| self.box_ends());

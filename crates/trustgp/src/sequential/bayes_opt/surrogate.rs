@@ -11,6 +11,8 @@ use crate::models::computation_aware::ActionKind;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
 
+use super::robust_centre::RobustCentre;
+
 /// The single-output model named `name`.
 ///
 /// # Errors
@@ -53,20 +55,23 @@ pub const SURROGATE_MEAN: &str = "constant";
 /// # Errors
 /// The option checks' and the fit's errors.
 pub fn fit_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<Regressor, ModelError> {
-    fit_surrogate_with(name, seed, data, None)
+    fit_surrogate_with(name, seed, data, None, RobustCentre::Prior)
 }
 
 /// [`fit_surrogate`] with given inducing inputs `z` (standardised units, held fixed; see
-/// [`crate::models::approximate::ApproxOptions::inducing_inputs`]): the inducing inputs of sgpr, svgp and rcsvgp, the `Z`
-/// of cagp's and rcagp's dense actions `S = k(X, Z)`.
+/// [`crate::models::approximate::ApproxOptions::inducing_inputs`]): the inducing inputs of
+/// sgpr, svgp and rcsvgp, the `Z` of cagp's and rcagp's dense actions `S = k(X, Z)`; and the
+/// robust models' weights centred by `centre` ([`RobustCentre::centres`]).
 ///
 /// # Errors
-/// As for [`fit_surrogate`]; inducing inputs for a model without them.
+/// As for [`fit_surrogate`]; inducing inputs for a model without them; the errors of the
+/// centres' fit.
 pub fn fit_surrogate_with(
     name: &str,
     seed: u64,
     data: &Dataset,
     z: Option<Mat<f64>>,
+    centre: RobustCentre,
 ) -> Result<Regressor, ModelError> {
     let kind = surrogate_kind(name)?;
     let mut config = ModelOptions {
@@ -78,6 +83,7 @@ pub fn fit_surrogate_with(
     }
     .check()
     .map_err(|e| ModelError::Invalid(e.to_string()))?;
+    config.robust_centres = centre.centres(name, seed, data)?;
     if let Some(z) = z {
         if kind.approximate().is_none() {
             return Err(ModelError::Invalid(format!(

@@ -475,3 +475,33 @@ fn a_collapsed_trust_region_restarts_after_tell() {
     bo.tell(&p, &[worst]).unwrap();
     assert_eq!(bo.trust_region(), Some(&TrustRegion::new(2).unwrap()));
 }
+
+/// The robust centre is part of the state: an RCGP run with leave-one-out centres resumes
+/// bit for bit, and a state written before the setting existed reads as the prior centre.
+#[test]
+fn robust_centres_are_kept_in_the_state() {
+    let mut settings = BoSettings::new(branin_bounds());
+    settings.n_init = 6;
+    settings.model = "rcgp".into();
+    settings.robust_centre = RobustCentre::Loo;
+    settings.seed = 3;
+    let mut bo = BayesOpt::new(settings).unwrap();
+    let design = bo.ask(6).unwrap().points;
+    let y: Vec<f64> = design.iter().map(|x| branin(x)).collect();
+    bo.tell(&design, &y).unwrap();
+    let text = bo.to_json().unwrap();
+    let mut resumed = BayesOpt::from_json(&text).unwrap();
+    assert_eq!(resumed.settings().robust_centre, RobustCentre::Loo);
+    let (a, b) = (bo.ask(1).unwrap(), resumed.ask(1).unwrap());
+    assert_eq!(a.points, b.points);
+    // The prior centre proposes from another surrogate.
+    let mut prior = BayesOpt::from_json(&text.replace("\"loo\"", "\"prior\"")).unwrap();
+    assert_ne!(prior.ask(1).unwrap().points, a.points);
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["settings"]
+        .as_object_mut()
+        .unwrap()
+        .remove("robust_centre");
+    let old = BayesOpt::from_json(&json.to_string()).unwrap();
+    assert_eq!(old.settings().robust_centre, RobustCentre::Prior);
+}

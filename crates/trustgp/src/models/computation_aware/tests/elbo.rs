@@ -15,7 +15,7 @@ fn pseudo_likelihood_is_the_per_point_score_matching_loss() {
     let (_, y) = problem(25, 21, true);
     let (s2, m0) = (0.37, -0.2);
     for (beta, c) in [(1.0, 0.6), (2.5, 3.0)] {
-        let lik = PseudoLikelihood::new(&y, m0, s2, Weighting::Imq { beta, c });
+        let lik = PseudoLikelihood::new(&y, m0, s2, Weighting::Imq { beta, c }, None);
         let x = Mat::<f64>::zeros(25, 1);
         let dense = Dense::new(
             &x,
@@ -41,14 +41,64 @@ fn pseudo_likelihood_is_the_per_point_score_matching_loss() {
     }
 }
 
+/// With given centres γ_j the pseudo-likelihood is the score-matching loss of spec §2.2 with
+/// the weight `w_j = β (1 + (y_j − γ_j)²/c²)^(−1/2)`, written out here term by term: it does
+/// not depend on the prior mean m0 (which only enters `r = y − m0 − σ² g`), and centres all
+/// equal to m0 give the prior-centred pseudo-likelihood.
+#[test]
+fn pseudo_likelihood_with_given_centres_is_the_score_matching_loss() {
+    let (_, y) = problem(25, 21, true);
+    let n = y.len();
+    let centre: Vec<f64> = (0..n).map(|j| 0.3 * (j as f64 * 1.3).cos()).collect();
+    let s2 = 0.37;
+    for (beta, c) in [(1.0, 0.6), (2.5, 3.0)] {
+        for m0 in [-0.2, 0.9] {
+            let lik = PseudoLikelihood::new(&y, m0, s2, Weighting::Imq { beta, c }, Some(&centre));
+            for shift in [-3.0, 0.0, 1.7] {
+                let f: Vec<f64> = (0..n).map(|j| shift + (j as f64 * 0.7).sin()).collect();
+                let quad: f64 = (0..n)
+                    .map(|j| lik.p[j] * f[j] * f[j] - 2.0 * f[j] * lik.nu[j])
+                    .sum();
+                let got = -0.5 * (quad + lik.c);
+                // −Σ [w²(f − y)²/σ⁴ + (2/σ²) ∂_y(w²(f − y))], ∂_y w² = w² g.
+                let want: f64 = -(0..n)
+                    .map(|j| {
+                        let u = y[j] - centre[j];
+                        let w2 = beta * beta / (1.0 + u * u / (c * c));
+                        let g = -2.0 * u / (c * c + u * u);
+                        let e = f[j] - y[j];
+                        w2 * e * e / (s2 * s2) + 2.0 / s2 * (w2 * g * e - w2)
+                    })
+                    .sum::<f64>();
+                assert!(
+                    (got - want).abs() < 1e-10 * want.abs().max(1.0),
+                    "{got} vs {want}"
+                );
+            }
+            for j in 0..n {
+                let u = y[j] - centre[j];
+                let g = -2.0 * u / (c * c + u * u);
+                assert!((lik.r[j] - (y[j] - m0 - s2 * g)).abs() < 1e-14);
+            }
+            let at_mean =
+                PseudoLikelihood::new(&y, m0, s2, Weighting::Imq { beta, c }, Some(&vec![m0; n]));
+            let prior = PseudoLikelihood::new(&y, m0, s2, Weighting::Imq { beta, c }, None);
+            assert!(rel_err(&at_mean.r, &prior.r) < 1e-15);
+            assert!(rel_err(&at_mean.w2, &prior.w2) < 1e-15);
+            assert!((at_mean.c - prior.c).abs() < 1e-12 * prior.c.abs());
+        }
+    }
+}
+
 #[test]
 fn imq_weights_have_the_properties_of_the_spec() {
     let (beta, c, m0, s2) = (1.3, 0.6, 0.4, 0.5);
     let ys: Vec<f64> = (-60..=60)
         .map(|k| m0 + 0.01 * f64::from(k).powi(3))
         .collect();
-    let lik = PseudoLikelihood::new(&ys, m0, s2, Weighting::Imq { beta, c });
-    let w = |y: f64| PseudoLikelihood::new(&[y], m0, s2, Weighting::Imq { beta, c }).w2[0].sqrt();
+    let lik = PseudoLikelihood::new(&ys, m0, s2, Weighting::Imq { beta, c }, None);
+    let w =
+        |y: f64| PseudoLikelihood::new(&[y], m0, s2, Weighting::Imq { beta, c }, None).w2[0].sqrt();
     assert_eq!(w(m0), beta);
     let x = Mat::<f64>::zeros(ys.len(), 1);
     let dense = Dense::new(
@@ -93,6 +143,7 @@ fn kl_term_is_the_dense_gaussian_kl() {
             } else {
                 Weighting::Constant
             },
+            centre: None,
         };
         let fw = forward(x.as_ref(), &y, &state).unwrap();
         let kl = fw.lik.expected(&fw.mu, &fw.kappa) - fw.elbo;

@@ -55,6 +55,7 @@ fn fitting_improves_the_elbo_and_leaves_no_stale_cache() {
             } else {
                 Weighting::Constant
             },
+            centre: None,
         };
         let initial = forward(x.as_ref(), &y, &start).unwrap().elbo;
         assert_eq!(seen[0].1, initial);

@@ -74,6 +74,31 @@ fn elbo_gradient_matches_finite_differences() {
                 BlockActions::from_blocks(23, random_blocks(23, 4, 31)).unwrap(),
             ),
             weighting,
+            centre: None,
+        };
+        check(state, &x, &y);
+    }
+}
+
+/// With given IMQ centres (fixed, not the mean) the weights no longer move with m0: the
+/// gradient in m0, σ² and the rest still matches finite differences.
+#[test]
+fn elbo_gradient_with_given_centres_matches_finite_differences() {
+    let (x, y) = problem(23, 30, true);
+    let centre: Vec<f64> = (0..23).map(|j| 0.1 * (j as f64 * 0.7).sin()).collect();
+    for weighting in [
+        Weighting::Imq { beta: 1.0, c: 0.7 },
+        Weighting::Imq { beta: 0.4, c: 2.0 },
+    ] {
+        let state = State {
+            kernel: kernel(),
+            noise: 0.3,
+            mean: 0.25,
+            actions: ActionSet::Blocks(
+                BlockActions::from_blocks(23, random_blocks(23, 4, 31)).unwrap(),
+            ),
+            weighting,
+            centre: Some(centre.clone()),
         };
         check(state, &x, &y);
     }
@@ -91,6 +116,7 @@ fn elbo_gradient_matches_finite_differences_for_sums_and_full_rank_actions() {
             BlockActions::from_blocks(14, random_blocks(14, 14, 33)).unwrap(),
         ),
         weighting: Weighting::Imq { beta: 1.0, c: 0.9 },
+        centre: None,
     };
     check(state, &x, &y);
 }

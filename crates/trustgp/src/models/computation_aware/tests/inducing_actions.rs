@@ -96,6 +96,7 @@ fn elbo_gradient_flows_through_inducing_actions() {
                     learn,
                 },
                 weighting,
+                centre: None,
             };
             check(state, &x, &y);
         }
@@ -146,6 +147,7 @@ fn gradient_is_right_across_chunk_boundaries() {
         mean: 0.25,
         actions,
         weighting: Weighting::Imq { beta: 1.0, c: 0.9 },
+        centre: None,
     };
     // Kernel (3), noise, mean and the block entries at both sides of each chunk boundary.
     let blocks = BlockActions::from_blocks(1100, random_blocks(1100, 2, 61)).unwrap();
