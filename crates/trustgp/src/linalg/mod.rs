@@ -1,6 +1,6 @@
 //! Dense linear algebra on faer: Cholesky with recorded jitter escalation, solves,
-//! log-determinants and inverses, the two-step (block) factorisation with a fixed leading block, and the allocator setting that lets repeated evaluations
-//! reuse their matrices' memory.
+//! log-determinants and inverses, the two-step (block) factorisation with a fixed leading
+//! block, and the allocator setting that lets repeated evaluations reuse their matrices' memory.
 
 mod allocator;
 mod block_cholesky;

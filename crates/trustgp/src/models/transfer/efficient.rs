@@ -57,8 +57,10 @@ struct TargetState {
     s_tt: Mat<f64>,
 }
 
-/// EffTransHGP: the hierarchical GP with a frozen, cached source part (see the
-/// [module docs](self)).
+/// EffTransHGP (Alg. 3): the hierarchical GP with a frozen, cached source part. The source
+/// group is fitted on the source data alone and `L_s` computed once; target rows are appended
+/// to `A = L_s⁻¹ K_st` as they arrive; the target group is fitted on `log p(y_t | y_s)` at a
+/// cost independent of `N_s` (formulas in the source of this module).
 #[derive(Clone, Debug)]
 pub struct EfficientHgp {
     options: TransferFitOptions,

@@ -3,7 +3,7 @@
 //! tasks, through a multi-output covariance over (sources, target).
 //!
 //! * [`HgpTransfer`] — FullTransHGP: the hierarchical kernel
-//!   ([`HierarchicalKernel`](crate::kernels::HierarchicalKernel)), every parameter (all levels,
+//!   ([`HierarchicalKernel`]), every parameter (all levels,
 //!   one noise per task) refitted jointly on the full likelihood of (sources, target).
 //! * [`EfficientHgp`] — EffTransHGP (Alg. 3): the source group fitted once on the source data
 //!   and frozen, its Cholesky factor cached, the target rows appended by the two-step
