@@ -87,6 +87,28 @@ where
                 .collect(),
         );
     }
+    maximize_from_starts(stop, objective, &starts, bounds, names, lbfgs, par)
+}
+
+/// [`maximize_until`] from explicitly given start points (for models with their own restart
+/// scheme); the report of start `i` describes `starts[i]`.
+pub(crate) fn maximize_from_starts<F>(
+    stop: &AtomicBool,
+    objective: F,
+    starts: &[Vec<f64>],
+    bounds: &[(f64, f64)],
+    names: &[String],
+    lbfgs: &LbfgsOptions,
+    par: Parallelism,
+) -> Result<(Vec<f64>, Vec<FitReport>), ModelError>
+where
+    F: Fn(&[f64], bool) -> Result<Evaluation, String> + Sync,
+{
+    if starts.is_empty() {
+        return Err(ModelError::Invalid(
+            "no optimiser start points were given".into(),
+        ));
+    }
     let run = |(i, s): (usize, &Vec<f64>)| -> (FitReport, Option<Vec<f64>>) {
         let clock = Instant::now();
         // The objective at the start (the first evaluation of every run is at its start point)

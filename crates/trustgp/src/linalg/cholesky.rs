@@ -47,6 +47,25 @@ impl Cholesky {
         rebuild: impl Fn() -> Mat<f64>,
     ) -> Result<Self, LinalgError> {
         let n = a.nrows();
+        let mean_diag = if n > 0 && a.ncols() == n {
+            (0..n).map(|i| a[(i, i)]).sum::<f64>() / n as f64
+        } else {
+            0.0
+        };
+        Self::factor_owned_relative_to(a, mean_diag, what, par, rebuild)
+    }
+
+    /// [`Cholesky::factor_owned`] with the jitter relative to `scale` instead of the mean
+    /// diagonal of `a`: for a Schur complement `K − AᵀA`, whose diagonal can cancel to round-off
+    /// while the jitter it needs is on the scale of `K`.
+    pub fn factor_owned_relative_to(
+        a: Mat<f64>,
+        scale: f64,
+        what: &str,
+        par: Parallelism,
+        rebuild: impl Fn() -> Mat<f64>,
+    ) -> Result<Self, LinalgError> {
+        let n = a.nrows();
         if n == 0 || a.ncols() != n {
             return Err(LinalgError::Shape {
                 what: what.to_string(),
@@ -54,7 +73,7 @@ impl Cholesky {
                 cols: a.ncols(),
             });
         }
-        let mean_diag = (0..n).map(|i| a[(i, i)]).sum::<f64>() / n as f64;
+        let mean_diag = scale;
         let mut l = a;
         let mut jitter = 0.0;
         let mut next = JITTER_START * mean_diag.abs().max(f64::MIN_POSITIVE);
@@ -96,6 +115,13 @@ impl Cholesky {
                 jitter: 0.0,
                 par,
             })
+    }
+
+    /// A factor assembled elsewhere (e.g. from blocks, see
+    /// [`BlockCholesky::to_cholesky`](super::BlockCholesky::to_cholesky)): `l` must be
+    /// lower triangular with a positive diagonal; `jitter` is what its factorisations needed.
+    pub(crate) fn from_parts(l: Mat<f64>, jitter: f64, par: Parallelism) -> Self {
+        Cholesky { l, jitter, par }
     }
 
     /// The dimension of the factorised matrix.
@@ -144,6 +170,15 @@ impl Cholesky {
     pub fn solve_lower_in_place(&self, rhs: MatMut<'_, f64>) {
         faer::linalg::triangular_solve::solve_lower_triangular_in_place(
             self.l.as_ref(),
+            rhs,
+            self.par.faer(),
+        );
+    }
+
+    /// Overwrite `rhs` with `L⁻ᵀ rhs` (the other half of a solve: `A⁻¹ = L⁻ᵀ L⁻¹`).
+    pub fn solve_lower_transpose_in_place(&self, rhs: MatMut<'_, f64>) {
+        faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+            self.l.as_ref().transpose(),
             rhs,
             self.par.faer(),
         );

@@ -1,8 +1,9 @@
 //! Dense linear algebra on faer: Cholesky with recorded jitter escalation, solves,
-//! log-determinants and inverses, and the allocator setting that lets repeated evaluations
-//! reuse their matrices' memory.
+//! log-determinants and inverses, the two-step (block) factorisation with a fixed leading
+//! block, and the allocator setting that lets repeated evaluations reuse their matrices' memory.
 
 mod allocator;
+mod block_cholesky;
 mod cholesky;
 mod fresh;
 mod gram;
@@ -12,6 +13,7 @@ mod symmetric;
 
 pub use allocator::reuse_freed_memory;
 
+pub use block_cholesky::{BlockCholesky, SchurBasis};
 pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
 pub(crate) use fresh::{par_from_columns, par_zeros};
 pub use parallelism::{parallelism_for, Parallelism};

@@ -73,6 +73,40 @@ impl<C: Covariance, M: PriorMean> ConjugatePosterior<C, M> {
         })
     }
 
+    /// Build the posterior from a factor of `K(x, x) + D` computed elsewhere (e.g. the
+    /// two-step [`BlockCholesky`](crate::linalg::BlockCholesky) with a cached source block):
+    /// only `t = (K + D)⁻¹ r` is solved here, `O(n²)`.
+    ///
+    /// # Errors
+    /// The factor's dimension or the residual's length is not the number of rows of `x`.
+    pub fn from_factor(
+        kernel: C,
+        mean: M,
+        x: Mat<f64>,
+        chol: Cholesky,
+        residual: &[f64],
+    ) -> Result<Self, LinalgError> {
+        if chol.n() != x.nrows() || residual.len() != x.nrows() {
+            return Err(LinalgError::Shape {
+                what: format!(
+                    "prebuilt factor for {} training rows (residual of length {})",
+                    x.nrows(),
+                    residual.len()
+                ),
+                rows: chol.n(),
+                cols: chol.n(),
+            });
+        }
+        let t = chol.solve_vec(residual);
+        Ok(ConjugatePosterior {
+            kernel,
+            mean,
+            x,
+            chol,
+            t,
+        })
+    }
+
     /// The training inputs.
     pub fn x(&self) -> MatRef<'_, f64> {
         self.x.as_ref()

@@ -98,7 +98,12 @@ pub(crate) fn evidence<C: Covariance, M: PriorMean>(
 }
 
 /// Overwrite the lower triangle of `w` (holding `A`) with `weight · α αᵀ − A`.
-fn lower_outer_minus(w: faer::MatMut<'_, f64>, alpha: &[f64], weight: f64, par: Parallelism) {
+pub(crate) fn lower_outer_minus(
+    w: faer::MatMut<'_, f64>,
+    alpha: &[f64],
+    weight: f64,
+    par: Parallelism,
+) {
     let update = |(j, mut col): (usize, faer::ColMut<'_, f64>)| {
         let aj = weight * alpha[j];
         for i in j..alpha.len() {
