@@ -10,6 +10,8 @@
 //! * [`relevance_pursuit`] — SGPR with relevance pursuit (RRP): sparse per-point extra noise
 //!   found by a greedy search, so that gross outliers stop pulling the fit.
 //! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block or inducing-point actions.
+//! * [`transfer`] — the models of safe transfer learning: SAL's single-task GP, the source-prior
+//!   stand-in, FullTransLMC.
 //!
 //! Shared by several of them:
 //!
@@ -30,6 +32,7 @@ pub mod relevance_pursuit;
 pub mod robust;
 pub mod sparse;
 pub mod svgp;
+pub mod transfer;
 
 use crate::data::DataError;
 use crate::kernels::KernelError;

@@ -245,14 +245,14 @@ fn with_scale_curvature(mut f: Mat<f64>, up: &[f64], down: &[f64]) -> Mat<f64> {
 }
 
 /// Names of the entries of the flat vector `[covariance params, ln σ²_g …]` of [`pack`].
-fn names<C: Covariance>(cov: &C, groups: usize) -> Vec<String> {
+pub(crate) fn names<C: Covariance>(cov: &C, groups: usize) -> Vec<String> {
     let mut names = cov.param_names();
     names.extend((0..groups).map(|g| format!("noise[{g}]")));
     names
 }
 
 /// Splits a flat vector `[covariance params, ln σ²_g …]` into a covariance and variances.
-fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
+pub(crate) fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError> {
     let nk = cov.n_params();
     let mut c = cov.clone();
     c.set_params(&v[..nk])?;
@@ -260,7 +260,7 @@ fn unpack<C: Covariance>(cov: &C, v: &[f64]) -> Result<(C, Vec<f64>), ModelError
 }
 
 /// The flat vector and bounds of a covariance plus grouped noise variances.
-fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
+pub(crate) fn pack<C: Covariance>(cov: &C, noise: &[f64]) -> (Vec<f64>, Vec<(f64, f64)>) {
     let mut v = cov.params();
     v.extend(noise.iter().map(|s| s.ln()));
     let mut b = cov.bounds();
