@@ -10,8 +10,9 @@
 //! * [`relevance_pursuit`] — SGPR with relevance pursuit (RRP): sparse per-point extra noise
 //!   found by a greedy search, so that gross outliers stop pulling the fit.
 //! * [`computation_aware`] — CaGP and RCaGP: computation-aware (robust) GPs with block or inducing-point actions.
-//! * [`transfer`] — transfer GPs over (source tasks, target) for safe learning: FullTransHGP
-//!   and EffTransHGP (frozen, cached source part; two-step Cholesky).
+//! * [`transfer`] — the models of one function in safe transfer learning: SAL's single-task GP,
+//!   the source-prior stand-in, FullTransLMC, FullTransHGP and EffTransHGP (frozen, cached
+//!   source part; two-step Cholesky).
 //!
 //! Shared by several of them:
 //!

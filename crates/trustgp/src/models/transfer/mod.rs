@@ -1,35 +1,48 @@
-//! Transfer GPs for safe learning (`safe-transfer.md` §2.6–2.10, §3.2–3.4): models of one
-//! function on the target task that also see that function's observations on related source
-//! tasks, through a multi-output covariance over (sources, target).
+//! Models of one function on the target task of safe transfer learning (`safe-transfer.md`
+//! §2.2, §2.6–2.10, §3.1–3.4, §5.1), each a
+//! [`FunctionModel`](crate::sequential::safe::FunctionModel) for the safe loop:
 //!
-//! * [`HgpTransfer`] — FullTransHGP: the hierarchical kernel
-//!   ([`HierarchicalKernel`]), every parameter (all levels,
-//!   one noise per task) refitted jointly on the full likelihood of (sources, target).
+//! * [`SingleTaskGp`] — SAL's model: an exact GP on the target data only (§2.2).
+//! * [`SourcePriorGp`] — the labelled stand-in for Rothfuss et al. 2022 (§5.1 \[choice\]):
+//!   hyperparameters fitted once on the pooled source data, then frozen.
+//! * [`LmcTransfer`] — FullTransLMC (§2.7, §2.10): a linear model of coregionalisation over
+//!   (sources…, target), every parameter refitted jointly on all the data.
+//! * [`HgpTransfer`] — FullTransHGP: the hierarchical kernel ([`HierarchicalKernel`]), every
+//!   parameter (all levels, one noise per task) refitted jointly on the full likelihood.
 //! * [`EfficientHgp`] — EffTransHGP (Alg. 3): the source group fitted once on the source data
 //!   and frozen, its Cholesky factor cached, the target rows appended by the two-step
-//!   factorisation ([`BlockCholesky`](crate::linalg::BlockCholesky)), the target group
-//!   fitted on the conditional likelihood `log p(y_t | y_s)` at a cost independent of `N_s`.
+//!   factorisation ([`BlockCholesky`](crate::linalg::BlockCholesky)), the target group fitted
+//!   on the conditional likelihood `log p(y_t | y_s)` at a cost independent of `N_s`.
 //!
-//! Both implement [`FunctionModel`](crate::sequential::safe::FunctionModel). Data are stacked
-//! as task-indexed inputs: source task `s` (in the given order) is task `s`, the target is task
+//! All are Type-II ML fits from the previous optimum plus seeded restarts perturbed as the
+//! authors' code does (`starts`), configured by [`TransferFitOptions`]. Data are stacked as
+//! task-indexed inputs: source task `s` (in the given order) is task `s`, the target is task
 //! `P` (the number of sources).
 
 mod efficient;
 mod hgp;
+mod lmc;
+mod single_task;
+mod source_prior;
+mod sources;
 mod stack;
+mod starts;
 #[cfg(test)]
 mod tests;
 
 pub use efficient::EfficientHgp;
 pub use hgp::HgpTransfer;
+pub use lmc::LmcTransfer;
+pub use single_task::SingleTaskGp;
+pub use source_prior::SourcePriorGp;
 
 use std::sync::atomic::AtomicBool;
 
 use faer::MatRef;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
+use self::starts::start_points;
 use crate::fit::restarts::{maximize_from_starts, Evaluation};
+use crate::fit::FitOptions;
 use crate::kernels::HierarchicalKernel;
 use crate::linalg::Parallelism;
 use crate::means::Mean;
@@ -53,6 +66,10 @@ pub struct TransferFitOptions {
     pub initial_target_variance: f64,
     /// Iteration limit of each L-BFGS-B run.
     pub max_iterations: usize,
+    /// Seed of the fits made when a model is built (the source fit of [`SourcePriorGp`]);
+    /// the refits of [`FunctionModel::update`](crate::sequential::safe::FunctionModel::update)
+    /// take theirs from the call.
+    pub seed: u64,
 }
 
 impl Default for TransferFitOptions {
@@ -63,15 +80,22 @@ impl Default for TransferFitOptions {
             initial_noise_std: 0.1,
             initial_source_variance: 1.0,
             initial_target_variance: 0.1,
-            max_iterations: 1000,
+            max_iterations: LbfgsOptions::default().max_iter,
+            seed: 0,
         }
     }
 }
 
-/// The range of multiplicative perturbations of a restart's unconstrained values (§6 [code]).
-const PERTURBATION: (f64, f64) = (0.5, 1.5);
-
 impl TransferFitOptions {
+    /// SAL's settings: 10 restarts, initial noise std 0.01, the rest as the default.
+    pub fn single_task() -> Self {
+        TransferFitOptions {
+            restarts: 10,
+            initial_noise_std: 0.01,
+            ..TransferFitOptions::default()
+        }
+    }
+
     /// Checks that every initial value is a positive finite number and that L-BFGS may iterate.
     ///
     /// # Errors
@@ -141,19 +165,10 @@ impl TransferFitOptions {
         bounds: &[(f64, f64)],
         seed: u64,
     ) -> Vec<Vec<f64>> {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let mut starts = vec![x0.to_vec()];
-        if let Some(w) = warm.filter(|w| *w != x0) {
-            starts.push(w.to_vec());
-        }
-        for _ in 0..self.restarts {
-            starts.push(
-                (x0.iter().zip(bounds))
-                    .map(|(v, (lo, hi))| {
-                        (v * rng.random_range(PERTURBATION.0..PERTURBATION.1)).clamp(*lo, *hi)
-                    })
-                    .collect(),
-            );
+        let warm = warm.filter(|w| *w != x0);
+        let mut starts = start_points(warm.unwrap_or(x0), x0, bounds, self.restarts, seed);
+        if warm.is_some() {
+            starts.insert(0, x0.to_vec());
         }
         starts
     }
@@ -208,6 +223,15 @@ impl TransferFitOptions {
         let best = self.maximize(objective, &x0, warm.as_deref(), &bounds, &names, seed, par)?;
         let (k, s) = unpack(kernel, &best)?;
         Ok((k, s))
+    }
+    /// The conjugate models' options of one L-BFGS run from one start (the restarts are
+    /// drawn here, not by the driver).
+    fn single_start(&self) -> FitOptions {
+        FitOptions {
+            restarts: 0,
+            lbfgs: self.lbfgs(),
+            ..FitOptions::default()
+        }
     }
 }
 

@@ -8,8 +8,8 @@ use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::stack::tagged;
-use super::*;
+use crate::models::transfer::stack::tagged;
+use crate::models::transfer::*;
 use crate::kernels::{BaseKernel, BaseKind, Covariance, Kernel, Lengthscale};
 use crate::linalg::Cholesky;
 use crate::models::exact::{log_marginal_likelihood, ExactGp};
@@ -107,7 +107,7 @@ fn fixed_full(p: usize, n_s: usize, n: usize, seed: u64) -> HgpTransfer {
 /// The stacked task-indexed inputs and the dense `Ω = K + D` of a problem.
 fn dense_omega(p: usize, n_s: usize, n: usize, seed: u64) -> Mat<f64> {
     let (sources, x, _) = problem(p, n_s, n, seed);
-    let stacked = super::stack::stack_sources(&sources).unwrap();
+    let stacked = crate::models::transfer::stack::stack_sources(&sources).unwrap();
     let x_all: Mat<f64> = faer::concat![[stacked.x.as_ref()], [tagged(x.as_ref(), p).as_ref()]];
     let (k, s) = fixed(p);
     let mut omega = k.matrix(x_all.as_ref());
@@ -173,7 +173,7 @@ fn block_likelihood_and_posterior_equal_the_full_ones() {
         // w = L⁻¹ k* by blocks: μ = wᵀ L⁻¹ y, σ² = k** − ‖w‖².
         let block = eff.block_factor().unwrap();
         let (sources, x, y) = problem(p, 20, 12, 11);
-        let stacked = super::stack::stack_sources(&sources).unwrap();
+        let stacked = crate::models::transfer::stack::stack_sources(&sources).unwrap();
         let x_all: Mat<f64> = faer::concat![[stacked.x.as_ref()], [tagged(x.as_ref(), p).as_ref()]];
         let xs_t = tagged(xs.as_ref(), p);
         let (kernel, _) = fixed(p);
@@ -227,7 +227,7 @@ fn conditional_likelihood_is_the_full_one_minus_the_source_one() {
     let p = 2;
     let (eff, x, y) = fixed_efficient(p, 12, 10, 31);
     let (sources, _, _) = problem(p, 12, 10, 31);
-    let stacked = super::stack::stack_sources(&sources).unwrap();
+    let stacked = crate::models::transfer::stack::stack_sources(&sources).unwrap();
     let (kernel, noise) = fixed(p);
     let source_kernel = HierarchicalKernel::new(kernel.levels()[..p].to_vec()).unwrap();
     let par = crate::linalg::Parallelism::Sequential;
