@@ -147,7 +147,7 @@ pub enum TransferMethod {
     /// EffTransHGP: the hierarchical GP with the source part fitted once and frozen, its
     /// Cholesky factor cached and the target rows appended by a block Cholesky.
     EfficientHgp,
-    /// The labelled stand-in for Rothfuss et al. 2022 (§5.1 [choice]): a single-task GP whose
+    /// The labelled stand-in for Rothfuss et al. 2022 (§5.1 \[choice\]): a single-task GP whose
     /// hyperparameters are fitted on the source data and frozen, conditioned on the target only.
     SourcePrior,
 }

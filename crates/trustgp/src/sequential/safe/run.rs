@@ -395,7 +395,7 @@ pub fn run_benchmark(
         pool.remove(position);
         queries.push(QueryRecord {
             index,
-            x: unit.from_unit(&best.x),
+            x: (0..d).map(|c| bench.candidates.x[(index, c)]).collect(),
             safe,
             safety_probability: best.safety_probability,
             acquisition: best.acquisition,

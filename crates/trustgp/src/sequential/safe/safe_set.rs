@@ -25,7 +25,7 @@ pub const DEFAULT_BETA: f64 = 4.0;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TwoSidedRule {
-    /// Both one-sided bounds must hold (`safe-transfer.md` §2.3 [choice]).
+    /// Both one-sided bounds must hold (`safe-transfer.md` §2.3, a choice).
     #[default]
     Separate,
     /// `Φ((U − μ)/s) − Φ((L − μ)/s) ≥ 1 − α` (the authors' code).

@@ -69,7 +69,8 @@ fn bad_continuous_options_are_clear_errors() {
     let d = p.pool.ncols();
     let good = vec![(0.0, 1.0); d];
     let base = ContinuousOptions::default();
-    let cases: Vec<(Vec<(f64, f64)>, ContinuousOptions, &str)> = vec![
+    type Case = (Vec<(f64, f64)>, ContinuousOptions, &'static str);
+    let cases: Vec<Case> = vec![
         (vec![], base.clone(), "at least one input"),
         (vec![(1.0, 0.0); d], base.clone(), "lo < hi"),
         (

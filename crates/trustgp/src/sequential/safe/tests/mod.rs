@@ -7,4 +7,5 @@ mod model;
 mod propose;
 mod run;
 mod safe_set;
+mod scaling;
 mod theory;
