@@ -6,11 +6,45 @@
 //! Units: the loop hands models inputs scaled to the unit box shared by all tasks and outputs
 //! standardised per task and per output (sources by their own statistics, the target by its
 //! initial data); thresholds are mapped by the same affine map.
+//!
+//! * [`safe_set`] — β ↔ α, the per-constraint bound checks (noisy or noise-free, two-sided
+//!   rules) and safety probabilities.
+//! * [`acquisition`] — summed, max or target-only predictive entropy; safe UCB and LogEI.
+//! * [`propose`] — the safe pool candidate with the best acquisition, chunk by chunk;
+//!   [`continuous`] — the same over a box (Sobol design + a compass search inside the safe set).
+//! * [`run`] — the loop on a [`SafeBenchmark`] with any model factory, and its JSON result.
+//! * [`metrics`] — connected safe regions on a grid, TP/FP safe areas, safe-query ratio;
+//!   [`scaling`] — unit box, per-task standardisation and threshold mapping; [`theory`] — the
+//!   explorable radius of single-task safe learning (Thm 4.2).
+
+pub mod acquisition;
+pub mod continuous;
+mod error;
+pub mod metrics;
+pub mod propose;
+pub mod run;
+pub mod safe_set;
+pub mod scaling;
+#[cfg(test)]
+mod tests;
+pub mod theory;
 
 use faer::{Mat, MatRef};
 
 use crate::models::ModelError;
 use crate::posterior::Marginals;
+
+pub use self::acquisition::{AcquisitionOptions, SafeAcquisition};
+pub use self::continuous::{propose_continuous, ContinuousOptions, ContinuousProposal};
+pub use self::error::SafeError;
+pub use self::propose::{
+    evaluate_pool, propose_from_pool, PoolEvaluation, Proposal, ProposeOptions,
+};
+pub use self::run::{
+    run_benchmark, ModelFactory, QueryRecord, SafeMetrics, SafeRun, SafeRunOptions, StopReason,
+    TargetScaling,
+};
+pub use self::safe_set::{SafeSet, SafeSetOptions, TwoSidedRule, DEFAULT_BETA};
 
 /// Observations of one task: inputs (n×d, one row per point) and one column per modelled
 /// function, `[f, q^1, …, q^J]` (just `[f]` when `f` is also the safety function).
