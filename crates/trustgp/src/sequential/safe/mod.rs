@@ -7,6 +7,8 @@
 //! standardised per task and per output (sources by their own statistics, the target by its
 //! initial data); thresholds are mapped by the same affine map.
 
+pub mod benchmarks;
+
 use faer::{Mat, MatRef};
 
 use crate::models::ModelError;
@@ -113,7 +115,7 @@ pub enum TransferMethod {
     /// EffTransHGP: the hierarchical GP with the source part fitted once and frozen, its
     /// Cholesky factor cached and the target rows appended by a block Cholesky.
     EfficientHgp,
-    /// The labelled stand-in for Rothfuss et al. 2022 (§5.1 [choice]): a single-task GP whose
+    /// The labelled stand-in for Rothfuss et al. 2022 (§5.1 \[choice\]): a single-task GP whose
     /// hyperparameters are fitted on the source data and frozen, conditioned on the target only.
     SourcePrior,
 }
