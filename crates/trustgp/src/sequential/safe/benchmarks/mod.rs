@@ -190,6 +190,53 @@ pub enum BenchmarkError {
     },
 }
 
+/// The most grid nodes of a GP benchmark: its LMC terms hold one dense `n × n` factor each
+/// (`100²` nodes: 800 MB per term).
+pub const MAX_GP_GRID: usize = 16_384;
+/// The most grid nodes of the other benchmarks' safety grids.
+pub const MAX_GRID: usize = 4_000_000;
+
+/// Rejects sizes of 0 (an empty pool or test set is no benchmark) and grids too large to hold.
+fn check_sizes(name: &str, options: &BenchmarkOptions) -> Result<(), BenchmarkError> {
+    let bad = |option: &'static str, value: String, expected: String| BenchmarkError::BadOption {
+        benchmark: name.to_string(),
+        option,
+        value,
+        expected,
+    };
+    for (option, value) in [
+        ("n_source", options.n_source),
+        ("n_pool", options.n_pool),
+        ("n_test", options.n_test),
+    ] {
+        if value == Some(0) {
+            return Err(bad(option, "0".into(), "at least 1".into()));
+        }
+    }
+    if options.max_draws == 0 {
+        return Err(bad("max_draws", "0".into(), "at least 1".into()));
+    }
+    let dim = match name {
+        "gp2d" | "branin" => 2,
+        _ => 1,
+    };
+    let cap = if name.starts_with("gp") {
+        MAX_GP_GRID
+    } else {
+        MAX_GRID
+    };
+    if let Some(m) = options.grid_per_dim {
+        if m.checked_pow(dim).is_none_or(|n| n > cap) {
+            return Err(bad(
+                "grid_per_dim",
+                m.to_string(),
+                format!("at most {cap} grid nodes in all ({dim}-D)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Builds the benchmark `name` (one of [`BENCHMARK_NAMES`]) from `seed`: the same name, seed
 /// and options always give the same benchmark.
 ///
@@ -202,6 +249,7 @@ pub fn safe_benchmark(
     seed: u64,
     options: &BenchmarkOptions,
 ) -> Result<SafeBenchmark, BenchmarkError> {
+    check_sizes(name, options)?;
     let single_source = |name: &str| {
         if options.n_sources != 1 {
             return Err(BenchmarkError::BadOption {

@@ -251,16 +251,16 @@ fn gp_benchmarks_obey_the_rejection_rules_and_start_in_the_largest_shared_region
 
 #[test]
 fn the_rejection_cap_fails_clearly() {
-    // One draw can hardly pass on a 3-point grid (a region needs 10 % of the nodes and two
-    // disjoint ones need an unsafe node between them): every seed here is rejected.
+    // On a 2-point grid two disjoint safe regions cannot exist (they need an unsafe node
+    // between them), so every draw is rejected.
     let options = BenchmarkOptions {
-        grid_per_dim: Some(3),
-        max_draws: 1,
+        grid_per_dim: Some(2),
+        max_draws: 3,
         ..BenchmarkOptions::default()
     };
     let e = gp::build(1, 0, &options).unwrap_err();
     assert!(
-        matches!(e, BenchmarkError::NoAcceptedDraw { draws: 1, .. }),
+        matches!(e, BenchmarkError::NoAcceptedDraw { draws: 3, .. }),
         "{e}"
     );
     assert!(e.to_string().contains("raise max_draws"));
@@ -500,6 +500,46 @@ fn bad_names_and_options_are_clear_errors() {
     };
     let e = safe_benchmark("gp1d", 0, &tiny).unwrap_err();
     assert!(e.to_string().contains("grid_per_dim"), "{e}");
+    let huge = BenchmarkOptions {
+        grid_per_dim: Some(200),
+        ..BenchmarkOptions::default()
+    };
+    let e = safe_benchmark("gp2d", 0, &huge).unwrap_err();
+    assert!(e.to_string().contains("at most 16384 grid nodes"), "{e}");
+    assert!(safe_benchmark("gp1d", 0, &huge).is_ok());
+    for (zero, what) in [
+        (
+            BenchmarkOptions {
+                n_pool: Some(0),
+                ..BenchmarkOptions::default()
+            },
+            "n_pool",
+        ),
+        (
+            BenchmarkOptions {
+                n_test: Some(0),
+                ..BenchmarkOptions::default()
+            },
+            "n_test",
+        ),
+        (
+            BenchmarkOptions {
+                n_source: Some(0),
+                ..BenchmarkOptions::default()
+            },
+            "n_source",
+        ),
+        (
+            BenchmarkOptions {
+                max_draws: 0,
+                ..BenchmarkOptions::default()
+            },
+            "max_draws",
+        ),
+    ] {
+        let e = safe_benchmark("toy1d", 0, &zero).unwrap_err();
+        assert!(e.to_string().contains(what), "{e}");
+    }
 }
 
 // ---------------------------------------------------------------- engine loaders (fixtures)
