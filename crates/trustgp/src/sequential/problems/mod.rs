@@ -276,20 +276,45 @@ impl fmt::Display for Problem {
 /// Branin: `(x₂ − b x₁² + c x₁ − r)² + s(1 − t) cos x₁ + s` with `b = 5.1/(4π²)`, `c = 5/π`,
 /// `r = 6`, `s = 10`, `t = 1/(8π)`.
 fn branin(x1: f64, x2: f64) -> f64 {
-    let b = 5.1 / (4.0 * PI * PI);
-    let c = 5.0 / PI;
-    let t = 1.0 / (8.0 * PI);
-    let inner = x2 - b * x1 * x1 + c * x1 - 6.0;
-    inner * inner + 10.0 * (1.0 - t) * x1.cos() + 10.0
+    branin_with(&BRANIN_CONSTANTS, x1, x2)
+}
+
+/// The standard Branin constants `(a, b, c, r, s, t)`.
+pub(crate) const BRANIN_CONSTANTS: [f64; 6] = [
+    1.0,
+    5.1 / (4.0 * PI * PI),
+    5.0 / PI,
+    6.0,
+    10.0,
+    1.0 / (8.0 * PI),
+];
+
+/// The Branin family `a(x₂ − b x₁² + c x₁ − r)² + s(1 − t) cos x₁ + s` with constants
+/// `[a, b, c, r, s, t]` (the safe-learning benchmarks draw random source tasks from it).
+pub(crate) fn branin_with(constants: &[f64; 6], x1: f64, x2: f64) -> f64 {
+    let [a, b, c, r, s, t] = *constants;
+    let inner = x2 - b * x1 * x1 + c * x1 - r;
+    a * inner * inner + s * (1.0 - t) * x1.cos() + s
 }
 
 /// `H₆(x) = −Σₐ αₐ exp(−Σⱼ Aₐⱼ (xⱼ − Pₐⱼ)²)`.
 fn hartmann6(x: &[f64]) -> f64 {
-    -H6_ALPHA
+    hartmann(&H6_ALPHA, &H6_A, &H6_P, x)
+}
+
+/// The Hartmann family `−Σₐ αₐ exp(−Σⱼ Aₐⱼ (xⱼ − 10⁻⁴ Pₐⱼ)²)` in `D` inputs (`P` given times
+/// 10⁴, as published); `x` has `D` entries.
+pub(crate) fn hartmann<const D: usize>(
+    alpha: &[f64; 4],
+    a: &[[f64; D]; 4],
+    p: &[[f64; D]; 4],
+    x: &[f64],
+) -> f64 {
+    -alpha
         .iter()
-        .zip(H6_A.iter().zip(&H6_P))
+        .zip(a.iter().zip(p))
         .map(|(alpha, (a, p))| {
-            let e: f64 = (0..6).map(|j| a[j] * (x[j] - 1e-4 * p[j]).powi(2)).sum();
+            let e: f64 = (0..D).map(|j| a[j] * (x[j] - 1e-4 * p[j]).powi(2)).sum();
             alpha * (-e).exp()
         })
         .sum::<f64>()

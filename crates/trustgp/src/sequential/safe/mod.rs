@@ -29,6 +29,8 @@ pub mod scaling;
 mod tests;
 pub mod theory;
 
+pub mod benchmarks;
+
 use faer::{Mat, MatRef};
 
 use crate::models::ModelError;
