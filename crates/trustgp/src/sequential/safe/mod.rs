@@ -20,11 +20,13 @@
 pub mod acquisition;
 pub mod continuous;
 mod error;
+pub mod factory;
 pub mod metrics;
 pub mod propose;
 pub mod run;
 pub mod safe_set;
 pub mod scaling;
+pub mod suggest;
 #[cfg(test)]
 mod tests;
 pub mod theory;
@@ -39,6 +41,7 @@ use crate::posterior::Marginals;
 pub use self::acquisition::{AcquisitionOptions, SafeAcquisition};
 pub use self::continuous::{propose_continuous, ContinuousOptions, ContinuousProposal};
 pub use self::error::SafeError;
+pub use self::factory::function_model;
 pub use self::propose::{
     evaluate_pool, propose_from_pool, PoolEvaluation, Proposal, ProposeOptions,
 };
@@ -47,6 +50,7 @@ pub use self::run::{
     TargetScaling,
 };
 pub use self::safe_set::{SafeSet, SafeSetOptions, TwoSidedRule, DEFAULT_BETA};
+pub use self::suggest::{safe_suggest, SafeSuggestOptions, SafeSuggestion};
 
 /// Observations of one task: inputs (n×d, one row per point) and one column per modelled
 /// function, `[f, q^1, …, q^J]` (just `[f]` when `f` is also the safety function).

@@ -8,13 +8,13 @@ use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::models::transfer::stack::tagged;
-use crate::models::transfer::*;
 use crate::kernels::{BaseKernel, BaseKind, Covariance, Kernel, Lengthscale};
 use crate::linalg::Cholesky;
 use crate::models::exact::{log_marginal_likelihood, ExactGp};
 use crate::models::hyper::GpHyper;
 use crate::models::robust::mogp::grouped_log_marginal_likelihood;
+use crate::models::transfer::stack::tagged;
+use crate::models::transfer::*;
 use crate::sequential::safe::{FunctionModel, SourceTask};
 
 const D: usize = 2;
