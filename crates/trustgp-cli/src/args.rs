@@ -28,6 +28,9 @@ pub enum Command {
     Suggest(SuggestArgs),
     /// Run Bayesian optimisation on a built-in benchmark; report the best clean value.
     Bo(BoArgs),
+    /// Run safe active learning (optionally with transfer from source tasks) on a built-in
+    /// benchmark; report the paper's metrics.
+    SafeAl(SafeAlArgs),
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
@@ -197,9 +200,30 @@ pub struct SuggestArgs {
     /// maximize or minimize the target.
     #[arg(long, default_value = "maximize")]
     pub direction: String,
-    /// Acquisition: logei, ei, pi, ucb, qlogei (batch Monte Carlo LogEI) or ts (Thompson).
+    /// Acquisition: logei, ei, pi, ucb, qlogei (batch Monte Carlo LogEI) or ts (Thompson);
+    /// with --constraint also entropy (safe active learning: the summed predictive entropy of
+    /// the target and the constraints).
     #[arg(long, default_value = "logei")]
     pub acquisition: String,
+    /// A safety constraint on an observed column of --data, e.g. "temp<=1.0" or
+    /// "temp>=-1.5" (repeat the flag for more; a column may have both bounds). Only points the
+    /// models hold safe with probability Φ(√β) per bound are suggested.
+    #[arg(long, allow_hyphen_values = true)]
+    pub constraint: Vec<String>,
+    /// Safety level β of --constraint: a bound holds when μ − √β·s ≥ T (default 4: 97.7 %).
+    #[arg(long, default_value_t = 4.0)]
+    pub beta: f64,
+    /// Candidate points (CSV with the bound names as columns): with --constraint, choose
+    /// among them (rows already in --data are skipped) instead of the whole box.
+    #[arg(long)]
+    pub pool: Option<PathBuf>,
+    /// A source task's evaluated rows (same columns as --data; repeat for more sources):
+    /// with --constraint, the models transfer what the source tasks show.
+    #[arg(long)]
+    pub source: Vec<PathBuf>,
+    /// Transfer model with --source: efficient-hgp (default), hgp, lmc, source-prior or none.
+    #[arg(long)]
+    pub transfer: Option<String>,
     /// How many points to suggest (batches: logei/qlogei, ei or ts).
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
@@ -281,4 +305,45 @@ pub struct BoArgs {
     /// Draw the best clean value against the evaluations as SVG here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+}
+
+/// Arguments of `safe-al`.
+#[derive(Args, Debug)]
+pub struct SafeAlArgs {
+    /// The benchmark: toy1d, gp1d, gp2d, branin, hartmann3, pengine or gengine.
+    #[arg(long)]
+    pub problem: String,
+    /// sal (no transfer), efficient-hgp (EffTransHGP), hgp (FullTransHGP), lmc
+    /// (FullTransLMC) or source-prior (a single-task GP with source-fitted hyperparameters, a
+    /// stand-in for Rothfuss et al. 2022).
+    #[arg(long, default_value = "efficient-hgp")]
+    pub method: String,
+    /// Seed of the benchmark's draw, the fits and the pool.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Folder of the engine data sets (pengine, gengine).
+    #[arg(long, default_value = "../shared/data")]
+    pub data_dir: PathBuf,
+    /// Queries after the initial data (default: the paper's, Table 2).
+    #[arg(long)]
+    pub queries: Option<usize>,
+    /// Number of source tasks (branin: 1 to 5).
+    #[arg(long, default_value_t = 1)]
+    pub sources: usize,
+    /// Points per source task (default: the paper's, Table 2).
+    #[arg(long)]
+    pub source_points: Option<usize>,
+    /// Safety level β (a bound holds when μ − √β·s ≥ T).
+    #[arg(long, default_value_t = 4.0)]
+    pub beta: f64,
+    /// Write every query and the metrics after each as JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Draw the true and the explored safe set (1-D and 2-D problems) as SVG here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Write the benchmark as CSV files here (initial.csv, pool.csv, source1.csv, …), to drive
+    /// `trustgp suggest` or another tool on the same data, and stop.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
 }

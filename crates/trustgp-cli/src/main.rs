@@ -19,6 +19,7 @@ fn main() {
         args::Command::Demo(a) => commands::demo::run(&a),
         args::Command::Suggest(a) => commands::suggest::run(&a),
         args::Command::Bo(a) => commands::bo::run(&a),
+        args::Command::SafeAl(a) => commands::safe_al::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

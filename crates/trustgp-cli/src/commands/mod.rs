@@ -6,6 +6,8 @@ pub mod demo;
 pub mod evaluate;
 pub mod fit;
 pub mod predict;
+pub mod safe_al;
+pub mod safe_suggest;
 pub mod suggest;
 
 use serde_json::Value;

@@ -193,6 +193,9 @@ fn report(run: &BayesOpt, p: &Proposal) -> Result<Map<String, Value>, CliError> 
 
 /// Run the subcommand.
 pub fn run(a: &SuggestArgs) -> Result<(), CliError> {
+    if super::safe_suggest::wanted(a) {
+        return super::safe_suggest::run(a);
+    }
     let start = Instant::now();
     let settings = settings(a)?;
     let names: Vec<String> = settings.bounds.iter().map(|b| b.name.clone()).collect();

@@ -4,5 +4,8 @@
 //! * [`svg`] — curves of a value against a step (e.g. the best value found against the
 //!   evaluations of Bayesian optimisation), the mean of several runs with a ±1 standard
 //!   deviation band.
+//! * [`safe_map`] — the explored safe set of a safe-learning run: candidates coloured by their
+//!   true safety, the initial data and the queries.
 
+pub mod safe_map;
 pub mod svg;

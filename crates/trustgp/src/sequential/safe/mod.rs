@@ -50,7 +50,7 @@ pub use self::run::{
     TargetScaling,
 };
 pub use self::safe_set::{SafeSet, SafeSetOptions, TwoSidedRule, DEFAULT_BETA};
-pub use self::suggest::{safe_suggest, SafeSuggestOptions, SafeSuggestion};
+pub use self::suggest::{join_bounds, safe_suggest, BoundSpec, SafeSuggestOptions, SafeSuggestion};
 
 /// Observations of one task: inputs (n×d, one row per point) and one column per modelled
 /// function, `[f, q^1, …, q^J]` (just `[f]` when `f` is also the safety function).

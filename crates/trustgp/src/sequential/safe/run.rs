@@ -74,6 +74,10 @@ impl Default for SafeRunOptions {
 /// unexplored space as safe. The source tasks' statistics describe the function's range
 /// without looking at the target's oracle; they are the same for every method of a
 /// benchmark, so comparisons stay fair.
+///
+/// With `Sources` or `Identity` the source tasks are mapped like the target, so that a
+/// transfer model sees both tasks in the same units; with `InitialData` each source task is
+/// standardised by its own statistics (§6 literally).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetScaling {
@@ -308,7 +312,14 @@ pub fn run_benchmark(
     let test_x = unit.to_unit(bench.test.x.as_ref(), "test inputs")?;
     let test_y = bench.test.output(0);
 
-    let mut models = build_models(bench, &unit, plan.n_outputs, make_model)?;
+    // The sources share the target's map unless the target is scaled by its own initial
+    // data: a transfer model relates source and target values, so both must be in the same
+    // units (for the hierarchical GP the target is the source plus a residual).
+    let source_scaling = match options.target_scaling {
+        TargetScaling::InitialData => None,
+        TargetScaling::Sources | TargetScaling::Identity => Some(&target_scaling),
+    };
+    let mut models = build_models(bench, &unit, plan.n_outputs, source_scaling, make_model)?;
 
     let initial_y = target_scaling.transform_y(bench.initial.outputs.as_ref());
     let mut data = TargetData {
@@ -468,13 +479,17 @@ fn build_models(
     bench: &SafeBenchmark,
     unit: &UnitBox,
     n_outputs: usize,
+    shared: Option<&Standardizer>,
     make_model: &ModelFactory<'_>,
 ) -> Result<Vec<Box<dyn FunctionModel>>, SafeError> {
     let mut scaled = Vec::with_capacity(bench.sources.len());
     for (s, source) in bench.sources.iter().enumerate() {
         let what = format!("source task {s}");
         let x = unit.to_unit(source.x.as_ref(), &format!("{what} inputs"))?;
-        let y = output_scaling(source, &what)?.transform_y(source.outputs.as_ref());
+        let y = match shared {
+            Some(map) => map.transform_y(source.outputs.as_ref()),
+            None => output_scaling(source, &what)?.transform_y(source.outputs.as_ref()),
+        };
         scaled.push((x, y));
     }
     (0..n_outputs)

@@ -284,3 +284,102 @@ pub fn safe_suggest(
         }
     }
 }
+
+/// One bound of a constraint as written on the command line: `"temp<=1.0"` or
+/// `"temp>=-1.5"` (spaces allowed; `=<`/`=>` are refused as likely typos).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundSpec {
+    /// The column the bound is on.
+    pub column: String,
+    /// `Some(T)` for `column >= T`.
+    pub lower: Option<f64>,
+    /// `Some(U)` for `column <= U`.
+    pub upper: Option<f64>,
+}
+
+impl BoundSpec {
+    /// Parses `name<=value` or `name>=value`.
+    ///
+    /// # Errors
+    /// [`SafeError::Invalid`] naming the text and what was expected.
+    pub fn parse(text: &str) -> Result<BoundSpec, SafeError> {
+        let (column, value, upper) = if let Some((c, v)) = text.split_once("<=") {
+            (c, v, true)
+        } else if let Some((c, v)) = text.split_once(">=") {
+            (c, v, false)
+        } else {
+            return invalid(format!(
+                "constraint '{text}' is not of the form COLUMN<=VALUE or COLUMN>=VALUE"
+            ));
+        };
+        let column = column.trim();
+        if column.is_empty() {
+            return invalid(format!("constraint '{text}' names no column"));
+        }
+        let value: f64 = match value.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => v,
+            _ => {
+                return invalid(format!(
+                    "constraint '{text}': '{}' is not a finite number",
+                    value.trim()
+                ))
+            }
+        };
+        Ok(BoundSpec {
+            column: column.to_string(),
+            lower: (!upper).then_some(value),
+            upper: upper.then_some(value),
+        })
+    }
+}
+
+/// The constraints of `specs` on the output columns `columns` (one [`Constraint`] per column,
+/// joining a lower and an upper bound on the same column into a two-sided constraint).
+///
+/// # Errors
+/// [`SafeError::Invalid`] for a column not in `columns`, two lower (or two upper) bounds on
+/// one column, or a lower bound not below the upper one.
+pub fn join_bounds(specs: &[BoundSpec], columns: &[String]) -> Result<Vec<Constraint>, SafeError> {
+    let mut out: Vec<Constraint> = Vec::new();
+    for s in specs {
+        let Some(output) = columns.iter().position(|c| *c == s.column) else {
+            return invalid(format!(
+                "constraint on '{}': no such output column (expected one of {})",
+                s.column,
+                columns.join(", ")
+            ));
+        };
+        match out.iter_mut().find(|c| c.output == output) {
+            None => out.push(Constraint {
+                output,
+                lower: s.lower,
+                upper: s.upper,
+            }),
+            Some(c) => {
+                if (s.lower.is_some() && c.lower.is_some())
+                    || (s.upper.is_some() && c.upper.is_some())
+                {
+                    return invalid(format!(
+                        "column '{}' has two bounds of the same direction; give one lower (>=) \
+                         and at most one upper (<=)",
+                        s.column
+                    ));
+                }
+                c.lower = c.lower.or(s.lower);
+                c.upper = c.upper.or(s.upper);
+            }
+        }
+    }
+    if let Some(c) = out
+        .iter()
+        .find(|c| matches!((c.lower, c.upper), (Some(l), Some(u)) if l >= u))
+    {
+        return invalid(format!(
+            "column '{}': the lower bound {} must be below the upper bound {}",
+            columns[c.output],
+            c.lower.unwrap_or_default(),
+            c.upper.unwrap_or_default()
+        ));
+    }
+    Ok(out)
+}
