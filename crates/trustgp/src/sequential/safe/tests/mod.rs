@@ -8,4 +8,5 @@ mod propose;
 mod run;
 mod safe_set;
 mod scaling;
+mod suggest;
 mod theory;
