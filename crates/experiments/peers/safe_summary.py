@@ -219,8 +219,8 @@ Reading (3 seeds, 40 queries each): trustgp's safe BO (SAL with `ucb` or `logei`
 truly safe candidate of the initial rows' regions in every run; SafeOpt finds it in 1 of 3 runs
 on toy1d, 2 of 3 on gp1d, 3 of 3 on Branin, re-queries rows (distinct rows 38–54 %) and is
 30–95× slower per run (its expander search predicts every unsafe candidate once per tested
-expander; GPy hyperparameter fitting is not in its time). Unsafe queries of 360: SafeOpt 4 (3 on toy1d,
-noise σ = 0.1, 1 on gp1d), trustgp SAL 0 (`ucb`) and 1 (`logei`). With the source task
+expander; GPy hyperparameter fitting is not in its time). Unsafe queries of 360: SafeOpt 4
+(3 on toy1d, noise σ = 0.1, 1 on gp1d), trustgp SAL 0 (`ucb`) and 1 (`logei`). With the source task
 (EffTransHGP, `ucb`) trustgp reaches Branin's second safe region and its larger values (best
 safe y 4.0–4.3 against 2.9–3.0) with no unsafe query; the other tools stay in the region they
 start in. These sentences describe the table above as measured on 2026-11-26; rerunning
