@@ -117,6 +117,11 @@ pub fn run(a: &SafeAlArgs) -> Result<(), CliError> {
         n_source: a.source_points,
         ..BenchmarkOptions::default()
     };
+    // The paper's name for the method without transfer.
+    let label = match method {
+        TransferMethod::None => "sal",
+        m => m.name(),
+    };
     let bench = safe_benchmark(&a.problem, a.seed, &options)?;
     if let Some(dir) = &a.export {
         return print_json(&export(dir, &bench)?);
@@ -151,7 +156,7 @@ pub fn run(a: &SafeAlArgs) -> Result<(), CliError> {
         ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} queries ({elapsed})")
             .map_err(|e| e.to_string())?,
     );
-    bar.set_message(format!("{} {}", a.problem, method.name()));
+    bar.set_message(format!("{} {label}", a.problem));
     let progress = |done: usize, _total: usize| bar.set_position(done as u64);
     let run = run_benchmark(&bench, &factory, &run_options, a.seed, Some(&progress))?;
     bar.finish_and_clear();
@@ -165,14 +170,14 @@ pub fn run(a: &SafeAlArgs) -> Result<(), CliError> {
     if let Some(path) = &a.plot {
         let queried: Vec<(Vec<f64>, bool)> =
             run.queries.iter().map(|q| (q.x.clone(), q.safe)).collect();
-        let title = format!("{} — {} (seed {})", bench.name, method.name(), a.seed);
+        let title = format!("{} — {label} (seed {})", bench.name, a.seed);
         std::fs::write(path, safe_map(&bench, &queried, &title)?)
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let last = run.metrics.last();
     print_json(&json!({
         "problem": bench.name,
-        "method": method.name(),
+        "method": label,
         "seed": a.seed,
         "queries": run.queries.len(),
         "stop": run.stop,
