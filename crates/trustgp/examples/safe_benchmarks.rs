@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use trustgp::sequential::safe::benchmarks::gengine;
 use trustgp::sequential::safe::benchmarks::pengine::{files, fit_simulator, load, OUTPUTS};
-use trustgp::sequential::safe::benchmarks::regions::label_regions;
 use trustgp::sequential::safe::benchmarks::{safe_benchmark, BenchmarkOptions, BENCHMARK_NAMES};
+use trustgp::sequential::safe::metrics::connected_components;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -89,7 +89,9 @@ fn main() {
                 let regions = b
                     .grid
                     .as_ref()
-                    .map(|g| label_regions(&g.shape, &g.safe).count);
+                    // A built grid is consistent, so labelling cannot fail.
+                    .and_then(|g| connected_components(&g.shape, &g.safe).ok())
+                    .map(|c| c.count);
                 println!(
                     "{name}: {secs:.2} s; d = {}, sources {:?}, initial {}, candidates {}, \
                      test {}, safe fraction {:.4}, grid regions {regions:?}",

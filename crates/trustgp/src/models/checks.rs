@@ -42,6 +42,23 @@ pub(crate) fn check_matrix(what: &str, a: MatRef<'_, f64>, d: usize) -> Result<(
             a.ncols()
         )));
     }
+    check_finite(what, a)
+}
+
+/// Test inputs: any number of rows (an empty batch is fine), `d` columns, finite entries.
+pub(crate) fn check_test_inputs(x: MatRef<'_, f64>, d: usize) -> Result<(), ModelError> {
+    if x.ncols() != d {
+        return Err(ModelError::Invalid(format!(
+            "test inputs have {} columns but the model has {d} inputs",
+            x.ncols()
+        )));
+    }
+    check_finite("test input", x)
+}
+
+/// Every entry of `a` finite; `what` names one row's kind in the message.
+fn check_finite(what: &str, a: MatRef<'_, f64>) -> Result<(), ModelError> {
+    let d = a.ncols();
     for c in 0..d {
         for r in 0..a.nrows() {
             if !a[(r, c)].is_finite() {

@@ -19,11 +19,12 @@ use std::time::Instant;
 
 use faer::{Mat, MatRef};
 
-use super::stack::{check_target, check_test, stack_sources, tagged, StackedSources};
+use super::stack::{check_target, not_updated, stack_sources, tagged, StackedSources};
 use super::{check_kernel, TransferFitOptions};
 use crate::kernels::{HierarchicalKernel, Kernel};
 use crate::linalg::{parallelism_for, BlockCholesky, Cholesky, Parallelism, SchurBasis};
 use crate::means::Mean;
+use crate::models::checks::check_test_inputs;
 use crate::models::conjugate::ConjugatePosterior;
 use crate::models::exact::evidence::lower_outer_minus;
 use crate::models::hyper::NOISE_BOUNDS;
@@ -180,9 +181,7 @@ impl EfficientHgp {
             .target
             .as_ref()
             .zip(self.kernel.as_ref())
-            .ok_or_else(|| {
-                ModelError::Invalid("the model has no target data yet: call update first".into())
-            })?;
+            .ok_or_else(not_updated)?;
         let level = &kernel.levels()[self.sources.p];
         let par = parallelism_for(state.x.nrows());
         target_objective(level, state, v, par, true).map(|(value, grad, _)| (value, grad))
@@ -365,11 +364,7 @@ impl EfficientHgp {
         let (_, _, l_t) = target_objective(level, state, &v, par, false)?;
         state.l_t = Some(l_t);
         let block = state.block()?;
-        let x_all: Mat<f64> = faer::concat![
-            [self.sources.x.as_ref()],
-            [tagged(state.x.as_ref(), p).as_ref()]
-        ];
-        let y_all: Vec<f64> = self.sources.y.iter().chain(&state.y).copied().collect();
+        let (x_all, y_all, _) = self.sources.with_target(state.x.as_ref(), &state.y);
         self.posterior = Some(ConjugatePosterior::from_factor(
             kernel.clone(),
             Mean::Zero,
@@ -500,7 +495,7 @@ impl FunctionModel for EfficientHgp {
         let d = (self.sources.d)
             .or(self.target.as_ref().map(|t| t.x.ncols()))
             .unwrap_or(x.ncols());
-        check_target(x, y, Some(d))?;
+        check_target(x, y, d)?;
         self.sources.settle_width(d);
         self.fit_seconds = 0.0;
         if self.source.is_none() {
@@ -526,10 +521,8 @@ impl FunctionModel for EfficientHgp {
             .posterior
             .as_ref()
             .zip(self.target.as_ref())
-            .ok_or_else(|| {
-                ModelError::Invalid("the model has no target data yet: call update first".into())
-            })?;
-        check_test(x, state.x.ncols())?;
+            .ok_or_else(not_updated)?;
+        check_test_inputs(x, state.x.ncols())?;
         Ok(post.marginals(tagged(x, self.sources.p).as_ref()))
     }
 

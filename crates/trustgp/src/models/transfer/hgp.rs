@@ -3,13 +3,14 @@
 
 use std::time::Instant;
 
-use faer::{Mat, MatRef};
+use faer::MatRef;
 
-use super::stack::{check_target, check_test, stack_sources, tagged, StackedSources};
+use super::stack::{check_target, not_updated, stack_sources, tagged, StackedSources};
 use super::{check_kernel, TransferFitOptions};
 use crate::kernels::HierarchicalKernel;
 use crate::linalg::parallelism_for;
 use crate::means::Mean;
+use crate::models::checks::check_test_inputs;
 use crate::models::robust::mogp::MultiOutputGp;
 use crate::models::ModelError;
 use crate::posterior::Marginals;
@@ -103,18 +104,14 @@ impl FunctionModel for HgpTransfer {
         seed: u64,
     ) -> Result<(), ModelError> {
         let d = self.sources.d.unwrap_or(x.ncols());
-        check_target(x, y, Some(d))?;
+        check_target(x, y, d)?;
         self.sources.settle_width(d);
         let p = self.sources.p;
         let kernel = match self.kernel.take() {
             Some(k) => k,
             None => self.options.initial_kernel(d, p + 1)?,
         };
-        let x_all: Mat<f64> = faer::concat![[self.sources.x.as_ref()], [tagged(x, p).as_ref()]];
-        let y_all: Vec<f64> = self.sources.y.iter().chain(y).copied().collect();
-        let group: Vec<usize> = (self.sources.group.iter().copied())
-            .chain(std::iter::repeat_n(p, y.len()))
-            .collect();
+        let (x_all, y_all, group) = self.sources.with_target(x, y);
         let par = parallelism_for(x_all.nrows());
         let (kernel, noise) = if refit {
             let clock = Instant::now();
@@ -159,11 +156,9 @@ impl FunctionModel for HgpTransfer {
     }
 
     fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals, ModelError> {
-        let gp = self.gp.as_ref().ok_or_else(|| {
-            ModelError::Invalid("the model has no target data yet: call update first".into())
-        })?;
+        let gp = self.gp.as_ref().ok_or_else(not_updated)?;
         let d = gp.posterior().x().ncols() - 1;
-        check_test(x, d)?;
+        check_test_inputs(x, d)?;
         Ok(gp.posterior().marginals(tagged(x, self.sources.p).as_ref()))
     }
 

@@ -17,15 +17,18 @@ use std::time::Instant;
 
 use faer::{Mat, MatRef};
 
-use super::sources::{check_sources, check_target, check_test_inputs, stack_rows};
+use super::stack::{
+    check_target, not_updated, required_width, stack_sources, tagged, StackedSources,
+};
 use super::starts::{best_start, start_points};
-use super::TransferFitOptions;
+use super::{check_task_noise, TransferFitOptions};
 use crate::fit::FitReport;
 use crate::kernels::{
     BaseKernel, BaseKind, Coregion, Covariance, Kernel, Lengthscale, LmcTerm, MultiOutputKernel,
 };
 use crate::linalg::parallelism_for;
 use crate::means::Mean;
+use crate::models::checks::check_test_inputs;
 use crate::models::robust::mogp::{
     grouped_log_marginal_likelihood, names, pack, unpack, MultiOutputGp,
 };
@@ -92,9 +95,8 @@ pub struct LmcTransfer {
     rank: usize,
     d: usize,
     n_tasks: usize,
-    /// Source inputs in task-indexed form (source p has task index p).
-    source_x: Mat<f64>,
-    source_y: Vec<f64>,
+    /// The source tasks in task-indexed form (source p has task index p).
+    sources: StackedSources,
     /// The initial kernel, around which the restarts are drawn.
     initial: MultiOutputKernel,
     /// The current parameters (the last optimum, the initial values, or as set).
@@ -116,19 +118,16 @@ impl LmcTransfer {
         options: TransferFitOptions,
     ) -> Result<LmcTransfer, ModelError> {
         options.validate()?;
-        let d = check_sources(&sources)?;
-        let blocks: Vec<MatRef<'_, f64>> = sources.iter().map(|s| s.x.as_ref()).collect();
-        let source_x = stack_rows(&blocks, d, true);
-        let source_y = sources.iter().flat_map(|s| s.y.iter().copied()).collect();
-        let n_tasks = sources.len() + 1;
+        let sources = stack_sources(&sources)?;
+        let d = required_width(&sources)?;
+        let n_tasks = sources.p + 1;
         let initial = initial_kernel(n_tasks, d, 1, options.initial_lengthscale)?;
         let noise = vec![options.initial_noise_std.powi(2); n_tasks];
         Ok(LmcTransfer {
             rank: 1,
             d,
             n_tasks,
-            source_x,
-            source_y,
+            sources,
             kernel: initial.clone(),
             initial,
             noise,
@@ -221,13 +220,8 @@ impl LmcTransfer {
                 noise.len()
             )));
         }
-        if let Some(t) = noise.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-            return Err(ModelError::Invalid(format!(
-                "noise variance of task {t} is {} (expected a positive number)",
-                noise[t]
-            )));
-        }
-        kernel.validate_inputs(self.source_x.as_ref())?;
+        check_task_noise(&noise)?;
+        kernel.validate_inputs(self.sources.x.as_ref())?;
         if let Some(gp) = &self.gp {
             let x = gp.posterior().x();
             let gp = MultiOutputGp::at(kernel.clone(), Mean::Zero, x, gp.y(), gp.groups(), &noise)?;
@@ -260,7 +254,7 @@ impl LmcTransfer {
             )));
         }
         let (kernel, noise) = unpack(&self.kernel, params)?;
-        let (xa, ya, group) = self.all_data(x, y);
+        let (xa, ya, group) = self.sources.with_target(x, y);
         grouped_log_marginal_likelihood(
             &kernel,
             &Mean::Zero,
@@ -271,32 +265,6 @@ impl LmcTransfer {
             parallelism_for(xa.nrows()),
             true,
         )
-    }
-
-    /// The sources followed by the target data `(x, y)`, task-indexed, with each row's task
-    /// (its noise group).
-    fn all_data(&self, x: MatRef<'_, f64>, y: &[f64]) -> (Mat<f64>, Vec<f64>, Vec<usize>) {
-        let target = self.with_target_task(x);
-        let xa = stack_rows(
-            &[self.source_x.as_ref(), target.as_ref()],
-            self.d + 1,
-            false,
-        );
-        let ya: Vec<f64> = self.source_y.iter().chain(y).copied().collect();
-        let group = (0..xa.nrows()).map(|i| xa[(i, self.d)] as usize).collect();
-        (xa, ya, group)
-    }
-
-    /// `x` with the target's task index appended as a last column.
-    fn with_target_task(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let target = (self.n_tasks - 1) as f64;
-        Mat::from_fn(x.nrows(), self.d + 1, |i, j| {
-            if j < self.d {
-                x[(i, j)]
-            } else {
-                target
-            }
-        })
     }
 }
 
@@ -309,7 +277,7 @@ impl FunctionModel for LmcTransfer {
         seed: u64,
     ) -> Result<(), ModelError> {
         check_target(x, y, self.d)?;
-        let (xa, ya, group) = self.all_data(x, y);
+        let (xa, ya, group) = self.sources.with_target(x, y);
         let (xa, ya) = (xa.as_ref(), ya.as_slice());
         let (gp, seconds) = if refit {
             let clock = Instant::now();
@@ -339,11 +307,9 @@ impl FunctionModel for LmcTransfer {
     }
 
     fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals, ModelError> {
-        let gp = self.gp.as_ref().ok_or_else(|| {
-            ModelError::Invalid("the model has no data yet: call update before predict".into())
-        })?;
+        let gp = self.gp.as_ref().ok_or_else(not_updated)?;
         check_test_inputs(x, self.d)?;
-        Ok(gp.posterior().marginals(self.with_target_task(x).as_ref()))
+        Ok(gp.posterior().marginals(tagged(x, self.sources.p).as_ref()))
     }
 
     fn noise_variance(&self) -> f64 {

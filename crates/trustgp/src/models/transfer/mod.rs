@@ -24,7 +24,6 @@ mod hgp;
 mod lmc;
 mod single_task;
 mod source_prior;
-mod sources;
 mod stack;
 mod starts;
 #[cfg(test)]
@@ -251,16 +250,22 @@ fn check_kernel(
             noise.len()
         )));
     }
-    if let Some(g) = noise.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-        return Err(ModelError::Invalid(format!(
-            "noise variance of task {g} is {} (expected a positive number)",
-            noise[g]
-        )));
-    }
+    check_task_noise(noise)?;
     if let Some(d) = d {
         for k in kernel.levels() {
             k.validate(d)?;
         }
     }
     Ok(())
+}
+
+/// Checks one noise variance per task: each finite and positive.
+pub(crate) fn check_task_noise(noise: &[f64]) -> Result<(), ModelError> {
+    match noise.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+        Some(t) => Err(ModelError::Invalid(format!(
+            "noise variance of task {t} is {} (expected a positive number)",
+            noise[t]
+        ))),
+        None => Ok(()),
+    }
 }

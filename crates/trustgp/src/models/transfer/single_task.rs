@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use faer::MatRef;
 
-use super::sources::check_target;
+use super::stack::{check_target, not_updated};
 use super::starts::{best_start, start_points};
 use super::TransferFitOptions;
 use crate::kernels::{BaseKernel, BaseKind, Kernel, Lengthscale};
@@ -166,9 +166,7 @@ impl FunctionModel for SingleTaskGp {
     }
 
     fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals, ModelError> {
-        let gp = self.gp.as_ref().ok_or_else(|| {
-            ModelError::Invalid("the model has no data yet: call update before predict".into())
-        })?;
+        let gp = self.gp.as_ref().ok_or_else(not_updated)?;
         gp.predict(x, true)
     }
 

@@ -6,7 +6,7 @@
 use faer::MatRef;
 
 use super::single_task::SingleTaskGp;
-use super::sources::{check_sources, stack_rows};
+use super::stack::{required_width, stack_sources};
 use super::TransferFitOptions;
 use crate::models::hyper::GpHyper;
 use crate::models::ModelError;
@@ -34,13 +34,13 @@ impl SourcePriorGp {
         sources: Vec<SourceTask>,
         options: TransferFitOptions,
     ) -> Result<SourcePriorGp, ModelError> {
-        let d = check_sources(&sources)?;
-        let blocks: Vec<MatRef<'_, f64>> = sources.iter().map(|s| s.x.as_ref()).collect();
-        let x = stack_rows(&blocks, d, false);
-        let y: Vec<f64> = sources.iter().flat_map(|s| s.y.iter().copied()).collect();
+        let stacked = stack_sources(&sources)?;
+        // Pooled: the task column is dropped.
+        let x = stacked.x.subcols(0, required_width(&stacked)?);
+        let y = stacked.y.as_slice();
         let seed = options.seed;
         let mut gp = SingleTaskGp::new(options);
-        gp.update(x.as_ref(), &y, true, seed)?;
+        gp.update(x, y, true, seed)?;
         gp.forget_data();
         let hyper = gp.hyper().cloned().ok_or_else(|| {
             ModelError::Invalid("the source fit returned no hyperparameters".into())

@@ -1,8 +1,11 @@
-//! Checking and stacking the tasks' data as task-indexed inputs (source `s` is task `s`, the
-//! target is task `P`).
+//! Checking and stacking the tasks' data (`safe-transfer.md` §2.10: data ordered as task 1, …,
+//! task P, then the target). Task-indexed inputs carry the task in a last column: source `s`
+//! (in the given order) is task `s`, the target is task `P`. Every check builds on the shared
+//! model checks ([`crate::models::checks`]), prefixed with the task it is about.
 
 use faer::{Mat, MatRef};
 
+use crate::models::checks::check_training_data;
 use crate::models::ModelError;
 use crate::sequential::safe::SourceTask;
 
@@ -30,39 +33,48 @@ impl StackedSources {
             self.x = Mat::zeros(0, d + 1);
         }
     }
+
+    /// The sources followed by the target data `(x, y)` as task `P`: task-indexed inputs,
+    /// values and the task (noise group) of every row.
+    pub fn with_target(&self, x: MatRef<'_, f64>, y: &[f64]) -> (Mat<f64>, Vec<f64>, Vec<usize>) {
+        let x_all: Mat<f64> = faer::concat![[self.x.as_ref()], [tagged(x, self.p).as_ref()]];
+        let y_all = self.y.iter().chain(y).copied().collect();
+        let group = (self.group.iter().copied())
+            .chain(std::iter::repeat_n(self.p, y.len()))
+            .collect();
+        (x_all, y_all, group)
+    }
 }
 
-/// Checks every source task (at least one row, matching lengths and widths, finite values) and
-/// stacks them in order.
-pub(crate) fn stack_sources(sources: &[SourceTask]) -> Result<StackedSources, ModelError> {
-    let bad = |m: String| Err(ModelError::Invalid(m));
+/// Checks every source task (at least one row and column, one finite value per row, finite
+/// inputs) and that all have the same number of input columns, which is returned (`None`
+/// without sources).
+pub(crate) fn check_sources(sources: &[SourceTask]) -> Result<Option<usize>, ModelError> {
     let d = sources.first().map(|s| s.x.ncols());
-    for (s, task) in sources.iter().enumerate() {
-        let (n, dc) = (task.x.nrows(), task.x.ncols());
-        if n == 0 {
-            return bad(format!("source task {s} has no observations"));
-        }
-        if Some(dc) != d || dc == 0 {
-            return bad(format!(
-                "source task {s} has {dc} input columns, source task 0 has {} (expected the \
-                 same, at least one)",
+    for (p, s) in sources.iter().enumerate() {
+        check_training_data(s.x.as_ref(), &s.y)
+            .map_err(|e| ModelError::Invalid(format!("source task {p}: {e}")))?;
+        if Some(s.x.ncols()) != d {
+            return Err(ModelError::Invalid(format!(
+                "source task {p} has {} input columns but source task 0 has {}",
+                s.x.ncols(),
                 d.unwrap_or(0)
-            ));
-        }
-        if task.y.len() != n {
-            return bad(format!(
-                "source task {s} has {n} input rows but {} values",
-                task.y.len()
-            ));
-        }
-        check_finite_inputs(task.x.as_ref(), &format!("source task {s}"))?;
-        if let Some(i) = task.y.iter().position(|v| !v.is_finite()) {
-            return bad(format!(
-                "source task {s}, row {i}: value {} (expected a finite number)",
-                task.y[i]
-            ));
+            )));
         }
     }
+    Ok(d)
+}
+
+/// The number of input columns of `sources`, which must hold at least one task.
+pub(crate) fn required_width(sources: &StackedSources) -> Result<usize, ModelError> {
+    sources.d.ok_or_else(|| {
+        ModelError::Invalid("no source task was given (expected at least one)".into())
+    })
+}
+
+/// Checks every source task ([`check_sources`]) and stacks them in order.
+pub(crate) fn stack_sources(sources: &[SourceTask]) -> Result<StackedSources, ModelError> {
+    let d = check_sources(sources)?;
     let n_s: usize = sources.iter().map(|s| s.y.len()).sum();
     let width = d.unwrap_or(0) + 1;
     let mut x = Mat::<f64>::zeros(n_s, width);
@@ -98,64 +110,20 @@ pub(crate) fn tagged(x: MatRef<'_, f64>, task: usize) -> Mat<f64> {
     })
 }
 
-/// Checks target observations: at least one row, `d` columns (when known), matching lengths,
-/// finite values.
-pub(crate) fn check_target(
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    d: Option<usize>,
-) -> Result<(), ModelError> {
-    let bad = |m: String| Err(ModelError::Invalid(m));
-    if x.nrows() == 0 {
-        return bad("no target observations (expected at least one row)".into());
-    }
-    check_width(x, d, "target inputs")?;
-    if y.len() != x.nrows() {
-        return bad(format!(
-            "{} target input rows but {} target values",
-            x.nrows(),
-            y.len()
-        ));
-    }
-    check_finite_inputs(x, "target inputs")?;
-    if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-        return bad(format!(
-            "target value of row {i} is {} (expected a finite number)",
-            y[i]
-        ));
-    }
-    Ok(())
+/// The error of a model asked before its first [`FunctionModel::update`](crate::sequential::safe::FunctionModel::update).
+pub(crate) fn not_updated() -> ModelError {
+    ModelError::Invalid("the model has no target data yet: call update first".into())
 }
 
-/// Checks test inputs against the training width.
-pub(crate) fn check_test(x: MatRef<'_, f64>, d: usize) -> Result<(), ModelError> {
-    check_width(x, Some(d), "test inputs")?;
-    check_finite_inputs(x, "test inputs")
-}
-
-fn check_width(x: MatRef<'_, f64>, d: Option<usize>, what: &str) -> Result<(), ModelError> {
-    match d {
-        Some(d) if x.ncols() != d => Err(ModelError::Invalid(format!(
-            "{what} have {} columns, the model's tasks have {d}",
+/// Checks target observations for a model of `d` input columns: at least one row, matching
+/// lengths, finite values.
+pub(crate) fn check_target(x: MatRef<'_, f64>, y: &[f64], d: usize) -> Result<(), ModelError> {
+    check_training_data(x, y).map_err(|e| ModelError::Invalid(format!("target task: {e}")))?;
+    if x.ncols() != d {
+        return Err(ModelError::Invalid(format!(
+            "target inputs have {} columns but the model has {d} inputs",
             x.ncols()
-        ))),
-        None if x.ncols() == 0 => Err(ModelError::Invalid(format!(
-            "{what} have no columns (expected at least one)"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn check_finite_inputs(x: MatRef<'_, f64>, what: &str) -> Result<(), ModelError> {
-    for j in 0..x.ncols() {
-        for i in 0..x.nrows() {
-            if !x[(i, j)].is_finite() {
-                return Err(ModelError::Invalid(format!(
-                    "{what}, row {i}, column {j}: {} (expected a finite number)",
-                    x[(i, j)]
-                )));
-            }
-        }
+        )));
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ use super::acquisition::{AcquisitionOptions, PreparedAcquisition};
 use super::error::{invalid, SafeError};
 use super::propose::{check_inputs, evaluate_pool_unchecked, DEFAULT_CHUNK};
 use super::safe_set::SafeSet;
+use super::scaling::check_bounds;
 use super::FunctionModel;
 use crate::sequential::optimize::{sobol_points, MAX_RAW_SAMPLES};
 
@@ -144,16 +145,7 @@ pub fn propose_continuous(
 }
 
 fn check_options(bounds: &[(f64, f64)], options: &ContinuousOptions) -> Result<(), SafeError> {
-    if bounds.is_empty() {
-        return invalid("bounds must give at least one input's (lo, hi)");
-    }
-    for (c, &(lo, hi)) in bounds.iter().enumerate() {
-        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-            return invalid(format!(
-                "bounds of input {c} must be finite with lo < hi, got ({lo}, {hi})"
-            ));
-        }
-    }
+    check_bounds(bounds)?;
     if options.raw_samples == 0 || options.raw_samples > MAX_RAW_SAMPLES {
         return invalid(format!(
             "raw_samples must be between 1 and {MAX_RAW_SAMPLES}, got {}",

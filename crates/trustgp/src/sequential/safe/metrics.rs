@@ -6,12 +6,15 @@
 //! Components use face connectivity (runs in 1-D, 4-neighbours in 2-D), labelled by the
 //! classic two-pass union-find (He et al. 2017): the first pass in row-major order joins each
 //! safe cell to its safe neighbours before it along every axis, the second pass gives each
-//! root a compact label in the order roots are first met.
+//! root a compact label in the order roots are first met. The same labelling decides the
+//! benchmarks' rejection rules ([`super::benchmarks::regions`]), and [`nearest_node`] is the
+//! benchmarks' grid lookup too ([`super::benchmarks::grid::Grid::nearest`]).
 
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use super::error::{invalid, SafeError};
+use super::scaling::check_bounds;
 use super::SafetyGrid;
 
 /// The connected safe regions of a grid.
@@ -98,28 +101,68 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
     }
 }
 
-/// The row of `grid_points` nearest to `x` in the scaled distance `Σ_c ((x_c − g_c)/w_c)²`
-/// (`w` the box widths, so that every input counts alike); ties: the lowest row.
-pub fn nearest_grid_point(grid_points: MatRef<'_, f64>, widths: &[f64], x: &[f64]) -> usize {
-    let mut best = (0, f64::INFINITY);
-    for g in 0..grid_points.nrows() {
-        let dist: f64 = (0..x.len())
-            .map(|c| ((x[c] - grid_points[(g, c)]) / widths[c]).powi(2))
-            .sum();
-        if dist < best.1 {
-            best = (g, dist);
+/// The position of `v` in grid units on an axis of `m` nodes spanning `bounds = (lo, hi)`
+/// (both ends included), clamped to `[0, m − 1]`.
+pub fn axis_position((lo, hi): (f64, f64), m: usize, v: f64) -> f64 {
+    let top = m.saturating_sub(1) as f64;
+    ((v - lo) / (hi - lo) * top).clamp(0.0, top)
+}
+
+/// The flat index (row-major, the last axis fastest) of the node nearest to `x` of the regular
+/// grid of `shape` nodes over the box `bounds`, both ends included. On such a grid the nearest
+/// node in any per-axis scaled distance is the nearest node along each axis, found by
+/// rounding; a point outside the box goes to the nearest boundary node, a point exactly
+/// halfway between two nodes to the upper one.
+pub fn nearest_node(bounds: &[(f64, f64)], shape: &[usize], x: &[f64]) -> usize {
+    bounds
+        .iter()
+        .zip(shape)
+        .zip(x)
+        .fold(0, |k, ((&b, &m), &v)| {
+            k * m + axis_position(b, m, v).round() as usize
+        })
+}
+
+/// Checks that `grid` is the regular grid of its shape over `bounds` (each point within
+/// `1e-9` of the box width of its node), so that [`nearest_node`] finds its nearest point.
+fn check_regular(grid: &SafetyGrid, bounds: &[(f64, f64)]) -> Result<(), SafeError> {
+    check_bounds(bounds)?;
+    let d = grid.shape.len();
+    for k in 0..grid.points.nrows() {
+        let mut rest = k;
+        for a in (0..d).rev() {
+            let (m, (lo, hi)) = (grid.shape[a], bounds[a]);
+            let i = rest % m;
+            rest /= m;
+            // An axis of one node has no spacing: its coordinate is free.
+            if m < 2 {
+                continue;
+            }
+            let want = lo + (hi - lo) * i as f64 / (m - 1) as f64;
+            let got = grid.points[(k, a)];
+            // Written so that a NaN point is not close.
+            let close = (got - want).abs() <= 1e-9 * (hi - lo);
+            if !close {
+                return invalid(format!(
+                    "safety grid point {k}, input {a} is {got}, but the regular grid of shape \
+                     {:?} over the bounds has {want} there",
+                    grid.shape
+                ));
+            }
         }
     }
-    best.0
+    Ok(())
 }
 
 /// How many of the grid's true safe regions hold at least one of the rows of `points` (each
-/// point labelled by its nearest grid point; a point whose nearest grid point is unsafe counts
-/// for no region). `bounds` is the box of the grid.
+/// point labelled by its nearest grid point, [`nearest_node`]; a point whose nearest grid point
+/// is unsafe counts for no region). The grid is the regular grid of its shape over the box
+/// `bounds`.
 ///
 /// # Errors
-/// [`SafeError::Invalid`] for an inconsistent grid (shape, points and flags), or points or
-/// bounds with the wrong number of inputs.
+/// [`SafeError::Invalid`] for an inconsistent grid (shape, points and flags), points or
+/// bounds with the wrong number of inputs, bad bounds, or grid points that are not the
+/// regular grid over `bounds`.
 pub fn regions_explored(
     grid: &SafetyGrid,
     bounds: &[(f64, f64)],
@@ -144,12 +187,11 @@ pub fn regions_explored(
             points.ncols()
         ));
     }
-    let widths: Vec<f64> = bounds.iter().map(|b| b.1 - b.0).collect();
+    check_regular(grid, bounds)?;
     let mut reached = vec![false; components.count];
     for i in 0..points.nrows() {
         let x: Vec<f64> = (0..d).map(|c| points[(i, c)]).collect();
-        let g = nearest_grid_point(grid.points.as_ref(), &widths, &x);
-        if let Some(label) = components.labels[g] {
+        if let Some(label) = components.labels[nearest_node(bounds, &grid.shape, &x)] {
             reached[label] = true;
         }
     }

@@ -8,6 +8,24 @@ use super::error::{invalid, SafeError};
 use super::{Constraint, TaskData};
 use crate::data::Standardizer;
 
+/// Checks a box: at least one input, each `(lo, hi)` finite with `lo < hi`.
+///
+/// # Errors
+/// [`SafeError::Invalid`] naming the first bad input.
+pub fn check_bounds(bounds: &[(f64, f64)]) -> Result<(), SafeError> {
+    if bounds.is_empty() {
+        return invalid("bounds must give at least one input's (lo, hi)");
+    }
+    for (c, &(lo, hi)) in bounds.iter().enumerate() {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return invalid(format!(
+                "bounds of input {c} must be finite with lo < hi, got ({lo}, {hi})"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The affine map of a box `[lo, hi]` onto the unit box `[0, 1]^d`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnitBox {
@@ -21,16 +39,7 @@ impl UnitBox {
     /// # Errors
     /// [`SafeError::Invalid`] for no inputs, or a bound that is not finite or has `lo ≥ hi`.
     pub fn new(bounds: &[(f64, f64)]) -> Result<UnitBox, SafeError> {
-        if bounds.is_empty() {
-            return invalid("bounds must give at least one input's (lo, hi)");
-        }
-        for (c, &(lo, hi)) in bounds.iter().enumerate() {
-            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                return invalid(format!(
-                    "bounds of input {c} must be finite with lo < hi, got ({lo}, {hi})"
-                ));
-            }
-        }
+        check_bounds(bounds)?;
         Ok(UnitBox {
             lo: bounds.iter().map(|b| b.0).collect(),
             width: bounds.iter().map(|b| b.1 - b.0).collect(),

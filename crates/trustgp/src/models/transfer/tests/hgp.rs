@@ -562,7 +562,10 @@ fn bad_data_and_calls_are_clear_errors() {
         .update(x.as_ref(), &y[..4], false, 0)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("5 target input rows but 4"), "{err}");
+    assert!(
+        err.contains("target task: 5 input rows but 4 targets"),
+        "{err}"
+    );
     let mut bad_y = y.clone();
     bad_y[3] = f64::NAN;
     let err = eff
@@ -574,14 +577,17 @@ fn bad_data_and_calls_are_clear_errors() {
         .update(x.as_ref().subcols(0, 1), &y, false, 0)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("1 columns") && err.contains("have 2"), "{err}");
+    assert!(
+        err.contains("1 columns") && err.contains("2 inputs"),
+        "{err}"
+    );
     let mut bad_source = sources.clone();
     bad_source[0].y.pop();
     let err = EfficientHgp::new(bad_source, opts.clone())
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("source task 0 has 10 input rows but 9 values"),
+        err.contains("source task 0: 10 input rows but 9 targets"),
         "{err}"
     );
     let empty = vec![SourceTask {
@@ -591,7 +597,10 @@ fn bad_data_and_calls_are_clear_errors() {
     let err = HgpTransfer::new(empty, opts.clone())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("source task 0 has no observations"), "{err}");
+    assert!(
+        err.contains("source task 0") && err.contains("at least one row"),
+        "{err}"
+    );
     let bad_opts = TransferFitOptions {
         initial_lengthscale: -1.0,
         ..opts.clone()

@@ -38,6 +38,45 @@ pub trait Oracle {
     fn source(&self, k: usize, x: MatRef<'_, f64>) -> Mat<f64>;
 }
 
+/// One function of the inputs: the target or a source of a benchmark whose one output is also
+/// its safety function (`f = q`).
+pub trait ScalarTask {
+    /// Number of inputs.
+    const DIM: usize;
+    /// The value at `x`.
+    fn value(&self, x: &[f64]) -> f64;
+}
+
+/// The target and its sources of a one-output benchmark, as an [`Oracle`].
+#[derive(Clone, Debug)]
+pub struct ScalarTasks<T> {
+    /// The target.
+    pub target: T,
+    /// The sources.
+    pub sources: Vec<T>,
+}
+
+impl<T: ScalarTask> ScalarTasks<T> {
+    fn column(task: &T, x: MatRef<'_, f64>) -> Mat<f64> {
+        Mat::from_fn(x.nrows(), 1, |i, _| task.value(&row(x, i)))
+    }
+}
+
+impl<T: ScalarTask> Oracle for ScalarTasks<T> {
+    fn dim(&self) -> usize {
+        T::DIM
+    }
+    fn n_sources(&self) -> usize {
+        self.sources.len()
+    }
+    fn target(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        Self::column(&self.target, x)
+    }
+    fn source(&self, k: usize, x: MatRef<'_, f64>) -> Mat<f64> {
+        Self::column(&self.sources[k], x)
+    }
+}
+
 /// Whether output row `z` satisfies every constraint (thresholds inclusive).
 pub fn satisfies(constraints: &[Constraint], z: &[f64]) -> bool {
     constraints.iter().all(|c| {

@@ -13,13 +13,12 @@
 //! requirement. Initial data come from the target region with the largest shared area and are
 //! safe for the first source too \[code\].
 
-use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::assemble::{assemble, Oracle, Plan};
+use super::assemble::{assemble, Plan, ScalarTask, ScalarTasks};
 use super::grid::Grid;
-use super::regions::{accept_draw, label_regions};
+use super::regions::{accept_draw, grid_regions};
 use super::{BenchmarkError, BenchmarkOptions};
 use crate::sequential::problems::{branin_with, BRANIN_CONSTANTS};
 use crate::sequential::safe::{Constraint, SafeBenchmark};
@@ -80,33 +79,15 @@ pub fn raw(constants: &[f64; 6], u1: f64, u2: f64) -> f64 {
     branin_with(constants, -5.0 + 15.0 * u1, 15.0 * u2)
 }
 
-/// The target and its sources.
-#[derive(Clone, Debug)]
-pub struct BraninTasks {
-    /// The target (standard constants).
-    pub target: BraninTask,
-    /// The sources.
-    pub sources: Vec<BraninTask>,
+impl ScalarTask for BraninTask {
+    const DIM: usize = 2;
+    fn value(&self, u: &[f64]) -> f64 {
+        BraninTask::value(self, u)
+    }
 }
 
-fn one_column(task: &BraninTask, x: MatRef<'_, f64>) -> Mat<f64> {
-    Mat::from_fn(x.nrows(), 1, |i, _| task.value(&[x[(i, 0)], x[(i, 1)]]))
-}
-
-impl Oracle for BraninTasks {
-    fn dim(&self) -> usize {
-        2
-    }
-    fn n_sources(&self) -> usize {
-        self.sources.len()
-    }
-    fn target(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        one_column(&self.target, x)
-    }
-    fn source(&self, k: usize, x: MatRef<'_, f64>) -> Mat<f64> {
-        one_column(&self.sources[k], x)
-    }
-}
+/// The target (standard constants) and its sources.
+pub type BraninTasks = ScalarTasks<BraninTask>;
 
 /// Whether each node of `grid` is safe (`f ≥ 0`) for `task`.
 pub fn safe_on_grid(grid: &Grid, task: &BraninTask) -> Vec<bool> {
@@ -129,15 +110,10 @@ pub fn draw_tasks(
     rng: &mut StdRng,
 ) -> Result<(BraninTasks, usize), BenchmarkError> {
     let target = BraninTask::new(BRANIN_CONSTANTS);
-    let target_safe = safe_on_grid(grid, &target);
+    let target_regions = grid_regions("branin", grid, &safe_on_grid(grid, &target))?;
     for _ in 0..max_draws {
         let source = BraninTask::random(rng);
-        let accepted = accept_draw(
-            &grid.shape(),
-            &target_safe,
-            &safe_on_grid(grid, &source),
-            MIN_SHARED,
-        );
+        let accepted = accept_draw(&target_regions, &safe_on_grid(grid, &source), MIN_SHARED);
         if let Some(label) = accepted {
             let mut sources = vec![source];
             sources.extend((1..n_sources).map(|_| BraninTask::random(rng)));
@@ -179,8 +155,7 @@ pub fn build(seed: u64, options: &BenchmarkOptions) -> Result<SafeBenchmark, Ben
     })?;
     let mut rng = StdRng::seed_from_u64(seed);
     let (tasks, label) = draw_tasks(&grid, options.n_sources, options.max_draws, &mut rng)?;
-    let target_safe = safe_on_grid(&grid, &tasks.target);
-    let regions = label_regions(&grid.shape(), &target_safe);
+    let regions = grid_regions(name, &grid, &safe_on_grid(&grid, &tasks.target))?;
     let lower_zero = vec![Constraint {
         output: 0,
         lower: Some(0.0),
@@ -200,7 +175,8 @@ pub fn build(seed: u64, options: &BenchmarkOptions) -> Result<SafeBenchmark, Ben
         grid_per_dim: Some(per_dim),
         initial_box: bounds,
     };
-    let in_region =
-        |x: &[f64]| regions.labels[grid.nearest(x)] == label && tasks.sources[0].value(x) >= 0.0;
+    let in_region = |x: &[f64]| {
+        regions.labels[grid.nearest(x)] == Some(label) && tasks.sources[0].value(x) >= 0.0
+    };
     assemble(&plan, &tasks, in_region, &mut rng)
 }

@@ -33,6 +33,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+use super::assemble::satisfies;
 use super::nx::{nx_features, pt1, quantile, MAX_LAG, PT1};
 use super::{BenchmarkError, BenchmarkOptions};
 use crate::data::DataError;
@@ -330,8 +331,17 @@ pub fn build_from(
     };
     let mut rng = StdRng::seed_from_u64(seed);
     let n_source = options.n_source.unwrap_or(500);
+    // The same truth check as every benchmark's, on the temperature column.
+    let within = |(lo, hi): (f64, f64)| {
+        [Constraint {
+            output: 1,
+            lower: Some(lo),
+            upper: Some(hi),
+        }]
+    };
+    let (target_constraints, source_constraints) = (within(TARGET_RANGE), within(SOURCE_RANGE));
     let mut src: Vec<usize> = (0..source.len())
-        .filter(|&i| in_range(source.outputs[i][1], SOURCE_RANGE))
+        .filter(|&i| satisfies(&source_constraints, &source.outputs[i]))
         .collect();
     if src.len() < n_source {
         return Err(too_few(
@@ -342,7 +352,7 @@ pub fn build_from(
     }
     src.shuffle(&mut rng);
     src.truncate(n_source);
-    let safe = |o: &[f64; 2]| in_range(o[1], TARGET_RANGE);
+    let safe = |o: &[f64; 2]| satisfies(&target_constraints, o);
     let mut init: Vec<usize> = (0..target.len())
         .filter(|&i| {
             safe(&target.outputs[i])
@@ -383,11 +393,7 @@ pub fn build_from(
     Ok(SafeBenchmark {
         name: "gengine".into(),
         bounds,
-        constraints: vec![Constraint {
-            output: 1,
-            lower: Some(TARGET_RANGE.0),
-            upper: Some(TARGET_RANGE.1),
-        }],
+        constraints: target_constraints.to_vec(),
         sources: vec![task_data(source, &src)],
         initial: task_data(target, &init),
         candidate_safe: cand.iter().map(|&i| safe(&target.outputs[i])).collect(),

@@ -22,7 +22,7 @@ use rand::SeedableRng;
 use super::assemble::{assemble, Oracle, Plan};
 use super::grid::Grid;
 use super::lmc_draw::{sample_terms, standardize_columns, LmcFactors};
-use super::regions::{accept_draw, label_regions};
+use super::regions::{accept_draw, grid_regions};
 use super::{BenchmarkError, BenchmarkOptions};
 use crate::sequential::safe::{Constraint, SafeBenchmark};
 
@@ -73,7 +73,7 @@ impl Oracle for GpDraw {
 }
 
 /// Draws until the rejection rules accept (at most `max_draws` draws); returns the draw and the
-/// label of its largest shared region.
+/// label ([`grid_regions`]) of its largest shared target region.
 ///
 /// # Errors
 /// No accepted draw, or a failed factorisation.
@@ -94,7 +94,8 @@ pub fn draw_accepted(
         let mut q = factors.draw(&factors.normals(rng));
         standardize_columns(&mut q);
         let safe = |t: usize| -> Vec<bool> { (0..q.nrows()).map(|i| q[(i, t)] >= 0.0).collect() };
-        if let Some(label) = accept_draw(&grid.shape(), &safe(1), &safe(0), MIN_SHARED) {
+        let target = grid_regions(name, grid, &safe(1))?;
+        if let Some(label) = accept_draw(&target, &safe(0), MIN_SHARED) {
             let mut f = factors.draw(&factors.normals(rng));
             standardize_columns(&mut f);
             let draw = GpDraw {
@@ -136,7 +137,7 @@ pub fn build(
     })?;
     let mut rng = StdRng::seed_from_u64(seed);
     let (draw, label) = draw_accepted(&name, &grid, options.max_draws, &mut rng)?;
-    let regions = label_regions(&grid.shape(), &draw.safe(1));
+    let regions = grid_regions(&name, &grid, &draw.safe(1))?;
     let lower_zero = vec![Constraint {
         output: 1,
         lower: Some(0.0),
@@ -163,7 +164,7 @@ pub fn build(
     };
     // Initial points: in the largest shared region, safe for the source as well [code].
     let in_region = |x: &[f64]| {
-        regions.labels[grid.nearest(x)] == label
+        regions.labels[grid.nearest(x)] == Some(label)
             && draw.source(0, MatRef::from_row_major_slice(x, 1, x.len()))[(0, 1)] >= 0.0
     };
     assemble(&plan, &draw, in_region, &mut rng)

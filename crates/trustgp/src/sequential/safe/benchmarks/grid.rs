@@ -5,6 +5,8 @@
 
 use faer::Mat;
 
+use crate::sequential::safe::metrics::{axis_position, nearest_node};
+
 /// A regular grid of `per_dim` points per input over a box, both ends included.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grid {
@@ -85,17 +87,13 @@ impl Grid {
 
     /// The position of `x` in grid units along input `d` (clamped to the box).
     fn position(&self, d: usize, x: f64) -> f64 {
-        let (lo, hi) = self.bounds[d];
-        ((x - lo) / (hi - lo) * (self.per_dim - 1) as f64).clamp(0.0, (self.per_dim - 1) as f64)
+        axis_position(self.bounds[d], self.per_dim, x)
     }
 
-    /// The flat index of the node nearest to `x` (points outside the box go to the nearest
-    /// boundary node).
+    /// The flat index of the node nearest to `x` ([`nearest_node`]: points outside the box go
+    /// to the nearest boundary node).
     pub fn nearest(&self, x: &[f64]) -> usize {
-        let idx: Vec<usize> = (0..self.dim())
-            .map(|d| self.position(d, x[d]).round() as usize)
-            .collect();
-        self.flatten(&idx)
+        nearest_node(&self.bounds, &self.shape(), x)
     }
 
     /// Multilinear interpolation at `x` of `values` given at the nodes (flat order); points

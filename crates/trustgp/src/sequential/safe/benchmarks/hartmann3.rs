@@ -8,11 +8,10 @@
 //! is `f ≥ 0`, noise `N(0, 0.01²)`; no disjoint-region requirement, so source and initial data
 //! are random safe points \[code\]; no safety grid (`D = 3`).
 
-use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::assemble::{assemble, Oracle, Plan};
+use super::assemble::{assemble, Plan, ScalarTask, ScalarTasks};
 use super::grid::Grid;
 use super::{BenchmarkError, BenchmarkOptions};
 use crate::sequential::problems::hartmann;
@@ -86,35 +85,15 @@ impl Hartmann3Task {
     }
 }
 
+impl ScalarTask for Hartmann3Task {
+    const DIM: usize = 3;
+    fn value(&self, x: &[f64]) -> f64 {
+        Hartmann3Task::value(self, x)
+    }
+}
+
 /// The target and its sources.
-#[derive(Clone, Debug)]
-pub struct Hartmann3Tasks {
-    /// The target.
-    pub target: Hartmann3Task,
-    /// The sources.
-    pub sources: Vec<Hartmann3Task>,
-}
-
-fn one_column(task: &Hartmann3Task, x: MatRef<'_, f64>) -> Mat<f64> {
-    Mat::from_fn(x.nrows(), 1, |i, _| {
-        task.value(&[x[(i, 0)], x[(i, 1)], x[(i, 2)]])
-    })
-}
-
-impl Oracle for Hartmann3Tasks {
-    fn dim(&self) -> usize {
-        3
-    }
-    fn n_sources(&self) -> usize {
-        self.sources.len()
-    }
-    fn target(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        one_column(&self.target, x)
-    }
-    fn source(&self, k: usize, x: MatRef<'_, f64>) -> Mat<f64> {
-        one_column(&self.sources[k], x)
-    }
-}
+pub type Hartmann3Tasks = ScalarTasks<Hartmann3Task>;
 
 /// Builds `hartmann3` from `seed`.
 ///

@@ -11,8 +11,9 @@ use rand::SeedableRng;
 use super::assemble::{satisfies, Oracle};
 use super::grid::Grid;
 use super::lmc_draw::{sample_terms, LmcFactors, GRAM_JITTER};
-use super::regions::{accept_draw, label_regions};
+use super::regions::{accept_draw, grid_regions, shared_fractions};
 use super::*;
+use crate::sequential::safe::metrics::connected_components;
 use crate::sequential::safe::{SafeBenchmark, TaskData};
 
 /// Small options for a cheap GP2D (a 25×25 grid).
@@ -239,9 +240,9 @@ fn gp_benchmarks_obey_the_rejection_rules_and_start_in_the_largest_shared_region
                 vec![z[(0, 0)], z[(0, 1)]]
             };
             assert_consistent(&b, truth, 0.01);
-            let regions = label_regions(&grid.shape(), &draw.safe(1));
+            let regions = connected_components(&grid.shape(), &draw.safe(1)).unwrap();
             for x in rows(&b.initial) {
-                assert_eq!(regions.labels[grid.nearest(&x)], label);
+                assert_eq!(regions.labels[grid.nearest(&x)], Some(label));
                 let zs = draw.source(0, MatRef::from_row_major_slice(&x, 1, dim));
                 assert!(zs[(0, 1)] >= 0.0, "initial points are safe for the source");
             }
@@ -437,38 +438,43 @@ fn interpolation_is_exact_at_nodes_and_reproduces_affine_functions() {
 use rand::Rng;
 
 #[test]
-fn region_labels_on_hand_made_grids() {
-    // 1-D: runs.
-    let r = label_regions(&[8], &[true, true, false, true, false, false, true, true]);
-    assert_eq!(r.count, 3);
-    assert_eq!(r.labels, vec![1, 1, 0, 2, 0, 0, 3, 3]);
-    // 2-D, 4-neighbour: the diagonal pair is two regions; the ring is one.
-    #[rustfmt::skip]
-    let safe = [
-        true,  false, false, false,
-        false, true,  true,  true,
-        false, true,  false, true,
-        true,  true,  true,  true,
-    ];
-    let r = label_regions(&[4, 4], &safe);
-    assert_eq!(r.count, 2);
-    assert_eq!(r.labels[0], 1);
-    assert!(r.labels[5..8].iter().all(|&l| l == 2));
-    // Random grids agree with the union-find count.
-    let mut rng = StdRng::seed_from_u64(4);
-    for _ in 0..50 {
-        let safe: Vec<bool> = (0..100).map(|_| rng.random::<f64>() < 0.55).collect();
-        assert_eq!(
-            label_regions(&[10, 10], &safe).count,
-            count_regions_union_find(10, 2, &safe).0
-        );
-    }
-    // The rules: two regions sharing 2/8 each with the source accept, and the larger wins.
+fn rejection_rules_on_a_hand_made_grid() {
+    // Target regions {0, 1}, {3, 4, 5}; the source shares 2/8 with each.
     let target = [true, true, false, true, true, true, false, false];
     let source = [true, true, true, false, true, true, true, true];
-    assert_eq!(accept_draw(&[8], &target, &source, 0.25), Some(1));
-    assert_eq!(accept_draw(&[8], &target, &source, 0.3), None);
-    assert_eq!(accept_draw(&[8], &[true; 8], &source, 0.1), None);
+    let regions = connected_components(&[8], &target).unwrap();
+    assert_eq!(shared_fractions(&regions, &source), vec![0.25, 0.25]);
+    // Two regions sharing 2/8 each accept, and the first of the largest wins.
+    assert_eq!(accept_draw(&regions, &source, 0.25), Some(0));
+    assert_eq!(accept_draw(&regions, &source, 0.3), None);
+    // The larger shared region wins.
+    let wider = [true, true, true, false, true, true, true, true];
+    let source = [true, true, true, false, true, true, true, true];
+    let regions = connected_components(&[8], &wider).unwrap();
+    assert_eq!(accept_draw(&regions, &source, 0.1), Some(1));
+    // One region is never enough.
+    let one = connected_components(&[8], &[true; 8]).unwrap();
+    assert_eq!(accept_draw(&one, &source, 0.1), None);
+    // The rules agree with the independent union-find on random grids.
+    let mut rng = StdRng::seed_from_u64(4);
+    for _ in 0..50 {
+        let t: Vec<bool> = (0..100).map(|_| rng.random::<f64>() < 0.55).collect();
+        let s: Vec<bool> = (0..100).map(|_| rng.random::<f64>() < 0.5).collect();
+        let regions = connected_components(&[10, 10], &t).unwrap();
+        assert_eq!(regions.count, count_regions_union_find(10, 2, &t).0);
+        if accept_draw(&regions, &s, 0.05).is_some() {
+            assert_rules(10, 2, &t, &s, 0.05);
+        }
+    }
+    // Flags that do not fit the grid are an error naming the option, not a panic.
+    let grid = Grid::new(&[(0.0, 1.0)], 4).unwrap();
+    let e = grid_regions("gp1d", &grid, &[true; 3])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("grid_per_dim") && e.contains("3 safety flags"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -7,11 +7,10 @@
 //! benchmark takes GP1D's (`N_source` 100, `N_init` 10, `N_query` 50, `N_pool` 5000, 200 test
 //! points).
 
-use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use super::assemble::{assemble, Oracle, Plan};
+use super::assemble::{assemble, Plan, ScalarTask, ScalarTasks};
 use super::{BenchmarkError, BenchmarkOptions};
 use crate::sequential::safe::{Constraint, SafeBenchmark};
 
@@ -31,20 +30,13 @@ pub fn source_q(x: f64) -> f64 {
 }
 
 /// The toy's oracle: one output, evaluated at `x_of_u(u)`.
-struct Toy;
+/// One toy function, of the benchmark input `u` (mapped by [`x_of_u`]).
+struct Toy(fn(f64) -> f64);
 
-impl Oracle for Toy {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn n_sources(&self) -> usize {
-        1
-    }
-    fn target(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        Mat::from_fn(x.nrows(), 1, |i, _| target_q(x_of_u(x[(i, 0)])))
-    }
-    fn source(&self, _: usize, x: MatRef<'_, f64>) -> Mat<f64> {
-        Mat::from_fn(x.nrows(), 1, |i, _| source_q(x_of_u(x[(i, 0)])))
+impl ScalarTask for Toy {
+    const DIM: usize = 1;
+    fn value(&self, u: &[f64]) -> f64 {
+        (self.0)(x_of_u(u[0]))
     }
 }
 
@@ -72,5 +64,9 @@ pub fn build(seed: u64, options: &BenchmarkOptions) -> Result<SafeBenchmark, Ben
         grid_per_dim: Some(options.grid_per_dim.unwrap_or(100)),
         initial_box: vec![(0.0, 0.25)],
     };
-    assemble(&plan, &Toy, |_| true, &mut StdRng::seed_from_u64(seed))
+    let tasks = ScalarTasks {
+        target: Toy(target_q),
+        sources: vec![Toy(source_q)],
+    };
+    assemble(&plan, &tasks, |_| true, &mut StdRng::seed_from_u64(seed))
 }

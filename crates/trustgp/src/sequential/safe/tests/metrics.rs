@@ -3,7 +3,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::sequential::safe::metrics::{
-    connected_components, regions_explored, safe_areas, safe_query_ratio,
+    connected_components, nearest_node, regions_explored, safe_areas, safe_query_ratio,
 };
 use crate::sequential::safe::SafetyGrid;
 
@@ -94,6 +94,67 @@ fn two_dimensional_shapes() {
     let c = connected_components(&s, &f).unwrap();
     assert_eq!(c.count, 1);
     assert!(c.labels.iter().flatten().all(|&l| l == 0));
+    // A lone corner and a ring: labels in the order of each region's first cell.
+    let (s, f) = grid(&["#...", ".###", ".#.#", "####"]);
+    let c = connected_components(&s, &f).unwrap();
+    assert_eq!(c.count, 2);
+    assert_eq!(c.labels[0], Some(0));
+    assert!(c.labels[5..8].iter().all(|&l| l == Some(1)));
+}
+
+/// The nearest row of `points` by brute force in the box-scaled distance (ties: lowest row).
+fn brute_nearest(points: &Mat<f64>, widths: &[f64], x: &[f64]) -> (usize, f64, f64) {
+    let mut dist: Vec<(usize, f64)> = (0..points.nrows())
+        .map(|g| {
+            let d: f64 = (0..x.len())
+                .map(|c| ((x[c] - points[(g, c)]) / widths[c]).powi(2))
+                .sum();
+            (g, d)
+        })
+        .collect();
+    dist.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    (dist[0].0, dist[0].1, dist[1].1)
+}
+
+#[test]
+fn nearest_node_is_the_brute_force_nearest_grid_point() {
+    let mut rng = StdRng::seed_from_u64(17);
+    for _ in 0..200 {
+        let d = rng.random_range(1..=2);
+        let shape: Vec<usize> = (0..d).map(|_| rng.random_range(2..9)).collect();
+        let bounds: Vec<(f64, f64)> = (0..d)
+            .map(|_| {
+                let lo = rng.random_range(-3.0..1.0);
+                (lo, lo + rng.random_range(0.5..4.0))
+            })
+            .collect();
+        let n: usize = shape.iter().product();
+        // Row-major, the last axis fastest.
+        let points = Mat::from_fn(n, d, |k, a| {
+            let stride: usize = shape[a + 1..].iter().product();
+            let i = (k / stride) % shape[a];
+            let (lo, hi) = bounds[a];
+            lo + (hi - lo) * i as f64 / (shape[a] - 1) as f64
+        });
+        let widths: Vec<f64> = bounds.iter().map(|b| b.1 - b.0).collect();
+        // Points inside and somewhat outside the box.
+        let x: Vec<f64> = bounds
+            .iter()
+            .map(|&(lo, hi)| rng.random_range(lo - 0.2 * (hi - lo)..hi + 0.2 * (hi - lo)))
+            .collect();
+        let (want, best, second) = brute_nearest(&points, &widths, &x);
+        // Skip near-ties, where either node is right.
+        if second - best > 1e-9 {
+            assert_eq!(nearest_node(&bounds, &shape, &x), want, "{shape:?} {x:?}");
+        }
+    }
+    // Halfway goes up, outside goes to the boundary.
+    assert_eq!(nearest_node(&[(0.0, 4.0)], &[5], &[1.5]), 2);
+    assert_eq!(nearest_node(&[(0.0, 4.0)], &[5], &[-7.0]), 0);
+    assert_eq!(
+        nearest_node(&[(0.0, 4.0), (0.0, 1.0)], &[5, 3], &[9.0, 0.4]),
+        13
+    );
 }
 
 #[test]
@@ -160,6 +221,11 @@ fn regions_are_counted_by_nearest_grid_point() {
     assert_eq!(regions_explored(&g, &b, pts(&[]).as_ref()).unwrap(), 0);
     let e = regions_explored(&g, &[(0.0, 1.0), (0.0, 1.0)], pts(&[1.0]).as_ref()).unwrap_err();
     assert!(e.to_string().contains("axes"), "{e}");
+    // A grid that is not the regular grid over the bounds is an error, not a wrong count.
+    let e = regions_explored(&g, &[(0.0, 20.0)], pts(&[1.0]).as_ref()).unwrap_err();
+    assert!(e.to_string().contains("point 1, input 0 is 1"), "{e}");
+    let e = regions_explored(&g, &[(1.0, 1.0)], pts(&[1.0]).as_ref()).unwrap_err();
+    assert!(e.to_string().contains("lo < hi"), "{e}");
 }
 
 #[test]
