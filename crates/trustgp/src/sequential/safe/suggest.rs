@@ -23,8 +23,9 @@ use super::error::{invalid, SafeError};
 use super::factory::function_model;
 use super::propose::{propose_from_pool, ProposeOptions};
 use super::safe_set::{SafeSet, SafeSetOptions};
-use super::scaling::UnitBox;
+use super::scaling::{standardise_constraint, UnitBox};
 use super::{AcquisitionOptions, Constraint, FunctionModel, SourceTask, TaskData, TransferMethod};
+use crate::data::Standardizer;
 
 /// Settings of [`safe_suggest`].
 #[derive(Clone, Debug, PartialEq)]
@@ -215,16 +216,15 @@ pub fn safe_suggest(
         models.push(model);
     }
     let fit_seconds = start.elapsed().as_secs_f64();
+    let map = Standardizer {
+        x_mean: vec![0.0; d],
+        x_std: vec![1.0; d],
+        y_mean: maps.iter().map(|m| m.centre).collect(),
+        y_std: maps.iter().map(|m| m.scale).collect(),
+    };
     let unit_constraints: Vec<Constraint> = constraints
         .iter()
-        .map(|c| {
-            let m = maps[c.output];
-            Constraint {
-                output: c.output,
-                lower: c.lower.map(|t| (t - m.centre) / m.scale),
-                upper: c.upper.map(|u| (u - m.centre) / m.scale),
-            }
-        })
+        .map(|c| standardise_constraint(c, &map))
         .collect();
     let safe_set = SafeSet::new(unit_constraints, columns, &options.safe_set)?;
     let refs: Vec<&dyn FunctionModel> = models.iter().map(|m| m.as_ref()).collect();
