@@ -12,6 +12,8 @@ mod provenance;
 mod rcagp_models;
 mod rcagp_paper;
 mod rcagp_uci;
+mod safe_tables;
+mod safe_transfer;
 mod scale_models;
 mod table1;
 
@@ -39,6 +41,8 @@ enum Command {
     Energy(energy::Args),
     /// MO-RCGP paper Table 1: synthetic T = 3, MOGP vs both MO-RCGP weights.
     Table1(table1::Args),
+    /// Safe-transfer paper Tables 3, 4, 5 and Fig. 4: SAL vs the transfer GPs.
+    SafeTransfer(safe_transfer::Args),
     /// DJIA flash crash (2013-04-23): GP vs RCGP, with an SVG figure.
     FlashCrash(flash_crash::Args),
     /// MO-RCGP paper Figure 2: imputing a missing range next to focused outliers.
@@ -58,6 +62,9 @@ fn main() {
         Command::RcagpUci(a) => rcagp_uci::run(&a),
         Command::Energy(a) => energy::run(&a),
         Command::Table1(a) => table1::run(&a),
+        Command::SafeTransfer(a) => {
+            safe_transfer::run(&a).map_err(|e| e as Box<dyn std::error::Error>)
+        }
         Command::FlashCrash(a) => flash_crash::run(&a),
         Command::Imputation(a) => mo_figures::imputation(&a),
         Command::Navitoclax(a) => mo_figures::navitoclax(&a),

@@ -1,0 +1,17 @@
+#!/bin/bash
+# The invocations that produced the stored runs of results/safe_transfer.md, in order (each one
+# skips the runs already stored). Run from the repository root, on 2 shared cores, at nice 5.
+E="nice -n 5 target/release/experiments safe-transfer --threads 2 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md"
+# Cost probe (stopped after these finished): gp1d and hartmann3, every method, seed 0, the
+# paper's full refit schedule (gp1d-{efficient-hgp,hgp,lmc,source-prior}-seed0.json and
+# hartmann3-{efficient-hgp,hgp}-seed0.json came from it):
+#   nice -n 5 target/release/experiments safe-transfer --seeds 1 --threads 2 --out results/safe_transfer.md
+$E --methods efficient-hgp,source-prior,sal --seeds 1 --problems gp1d,branin,hartmann3,pengine,gp2d,gengine
+$E --methods hgp,lmc --seeds 1 --problems gp1d,branin,hartmann3
+$E --methods efficient-hgp,source-prior,sal --seeds 3 --problems gp1d,branin,hartmann3
+$E --methods hgp,lmc --seeds 1 --problems pengine,gp2d
+$E --methods efficient-hgp,source-prior,sal --seeds 3 --problems pengine,gp2d
+$E --methods hgp,lmc --seeds 1 --problems gengine   # FullTransLMC stopped at 20:21 UTC (deadline): no GEngine LMC run
+# not run (deadline): $E --methods efficient-hgp,source-prior,sal --seeds 5 --problems gp1d,branin,hartmann3
+# The summary (tables, curves) over everything stored:
+nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 5 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md
