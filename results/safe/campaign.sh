@@ -15,3 +15,10 @@ $E --methods hgp,lmc --seeds 1 --problems gengine   # FullTransLMC stopped at 20
 # not run (deadline): $E --methods efficient-hgp,source-prior,sal --seeds 5 --problems gp1d,branin,hartmann3
 # The summary (tables, curves) over everything stored:
 nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 5 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md
+# After the fix that maps the source tasks like the target (run.rs: sources
+# share the Identity map; before it each source was re-standardised by its own safe-only
+# samples), the EffTransHGP and source-prior runs of gp1d, branin, hartmann3 and pengine were
+# deleted and rerun on the final code (SAL does not use sources, so its runs are unaffected):
+$E --methods efficient-hgp,source-prior --seeds 3 --problems gp1d,branin,hartmann3,pengine
+# NOT rerun (time): the transfer methods' runs of gp2d and gengine and every FullTransHGP /
+# FullTransLMC run predate that fix.
