@@ -20,5 +20,9 @@ nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 5 --
 # samples), the EffTransHGP and source-prior runs of gp1d, branin, hartmann3 and pengine were
 # deleted and rerun on the final code (SAL does not use sources, so its runs are unaffected):
 $E --methods efficient-hgp,source-prior --seeds 3 --problems gp1d,branin,hartmann3,pengine
-# NOT rerun (time): the transfer methods' runs of gp2d and gengine and every FullTransHGP /
-# FullTransLMC run predate that fix.
+# (superseded: see below)
+# The remaining transfer runs, rerun on the final code the same way (20:30-20:43 UTC):
+$E --methods efficient-hgp,source-prior --seeds 1 --problems gengine
+$E --methods efficient-hgp,source-prior --seeds 3 --problems gp2d
+$E --methods hgp,lmc --seeds 1 --problems gp1d,branin,hartmann3,gp2d,pengine
+$E --methods hgp --seeds 1 --problems gengine
