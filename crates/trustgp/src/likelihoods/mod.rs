@@ -12,7 +12,9 @@
 //! * [`StudentT`] — Student-t with scale `s²` and degrees of freedom `ν`, either fixed or learned.
 //! * [`Imq`] — the robust IMQ pseudo-likelihood of RCGP, RCSVGP and RCaGP, built on the one
 //!   home of the IMQ weight algebra, [`imq`].
+//! * [`Bernoulli`] — binary classification, labels `±1`, probit or logit link.
 
+mod bernoulli;
 mod gaussian;
 pub mod imq;
 mod imq_likelihood;
@@ -22,6 +24,8 @@ mod student_t;
 mod tests;
 
 use crate::posterior::Marginals;
+pub use bernoulli::{Bernoulli, Link, LogitIntegral};
+pub(crate) use bernoulli::inverse_mills;
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;

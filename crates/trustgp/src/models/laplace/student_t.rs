@@ -59,7 +59,7 @@ use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::ModelError;
 use crate::optim::{minimize_lbfgsb, LbfgsOptions};
 
-mod laplace;
+pub(crate) mod laplace;
 mod posterior;
 
 pub use crate::likelihoods::{student_t_log_pdf, student_t_noise_variance};

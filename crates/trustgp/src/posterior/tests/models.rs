@@ -4,8 +4,10 @@ use faer::Mat;
 
 use super::{check_form, check_posterior, uniform};
 use crate::fit::FitOptions;
+use crate::likelihoods::Link;
 use crate::kernels::Kernel;
 use crate::means::Mean;
+use crate::models::classification::{BinaryEp, BinaryLaplace, EpSettings};
 use crate::models::computation_aware::{Actions, CaGp};
 use crate::models::exact::ExactGp;
 use crate::models::hyper::GpHyper;
@@ -295,6 +297,45 @@ fn student_t_laplace() {
             );
         }
     }
+}
+
+/// Labels `±1` from the regression data's sign.
+fn labels() -> (Mat<f64>, Vec<f64>) {
+    let (x, y) = data();
+    let median = {
+        let mut s = y.clone();
+        s.sort_by(f64::total_cmp);
+        s[N / 2]
+    };
+    (x, y.iter().map(|&v| if v > median { 1.0 } else { -1.0 }).collect())
+}
+
+#[test]
+fn binary_laplace() {
+    let (x, y) = labels();
+    for link in [Link::Probit, Link::Logit] {
+        let gp = BinaryLaplace::at(x.as_ref(), &y, kernel(), link).unwrap();
+        let xs = test_inputs();
+        check_posterior(&gp, xs.as_ref(), 2);
+        check_form(
+            &gp.linear_gaussian(),
+            xs.as_ref(),
+            &gp.predict_latent(xs.as_ref()).unwrap(),
+        );
+    }
+}
+
+#[test]
+fn binary_ep() {
+    let (x, y) = labels();
+    let gp = BinaryEp::at(x.as_ref(), &y, kernel(), &EpSettings::default()).unwrap();
+    let xs = test_inputs();
+    check_posterior(&gp, xs.as_ref(), 2);
+    check_form(
+        &gp.linear_gaussian(),
+        xs.as_ref(),
+        &gp.predict_latent(xs.as_ref()).unwrap(),
+    );
 }
 
 /// The form used directly (not through a model) is a posterior too.

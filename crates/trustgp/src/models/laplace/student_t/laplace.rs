@@ -17,7 +17,7 @@ use crate::linalg::{parallelism_for, Cholesky, Parallelism};
 use crate::models::ModelError;
 
 /// Newton stops once an accepted step changes `Ψ` by less than this times `1 + |Ψ|`.
-pub(super) const MODE_TOL: f64 = 1e-10;
+pub(crate) const MODE_TOL: f64 = 1e-10;
 /// Newton iterations allowed before the mode search is reported as failed.
 const MODE_MAX_ITER: usize = 100;
 /// Step halvings tried before a Newton direction is declared to offer no increase of `Ψ`.
@@ -131,15 +131,15 @@ impl<L: Likelihood> Observations<'_, L> {
 }
 
 /// Everything the value, the gradient and the predictions share at the mode.
-pub(super) struct ModeState {
-    pub(super) chol: Cholesky,
-    pub(super) l: Mat<f64>,
-    pub(super) lb: Mat<f64>,
-    pub(super) a: Vec<f64>,
-    pub(super) f: Vec<f64>,
-    pub(super) d: Vec<LatentDerivatives>,
-    pub(super) iterations: usize,
-    pub(super) damped: usize,
+pub(crate) struct ModeState {
+    pub(crate) chol: Cholesky,
+    pub(crate) l: Mat<f64>,
+    pub(crate) lb: Mat<f64>,
+    pub(crate) a: Vec<f64>,
+    pub(crate) f: Vec<f64>,
+    pub(crate) d: Vec<LatentDerivatives>,
+    pub(crate) iterations: usize,
+    pub(crate) damped: usize,
 }
 
 /// Newton's method for the mode of `Ψ` (see the module docs), from `a = 0` or from the warm
@@ -260,7 +260,7 @@ fn find_mode<L: Likelihood>(
 
 /// Mode, value and (if `with_grad`) gradient with entry `j` under `likelihoods[group[j]]`;
 /// also returns the state predictions need.
-pub(super) fn evaluate<C: Covariance, L: Likelihood>(
+pub(crate) fn evaluate<C: Covariance, L: Likelihood>(
     cov: &C,
     data: &StudentTData<'_>,
     likelihoods: &[L],

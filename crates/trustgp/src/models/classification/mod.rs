@@ -1,0 +1,25 @@
+//! Gaussian-process classification: a latent GP `f` with a Bernoulli likelihood
+//! (labels `y ∈ {−1, +1}`, [`Bernoulli`](crate::likelihoods::Bernoulli)), approximated by a
+//! Gaussian `q(f)`.
+//!
+//! * [`laplace`] — binary Laplace (Rasmussen & Williams Alg. 3.1/3.2, evidence gradient Alg.
+//!   5.1), probit or logit, on the generic Laplace machinery of [`crate::models::laplace`].
+//! * [`ep`] — binary expectation propagation (R&W Alg. 3.5/3.6, gradient eq. 5.27), probit.
+//!
+//! Both fitted models are linear-Gaussian posteriors (support points `X`, `t`, `S` of
+//! `adversarial-bounds.md` §2.2) over the crate's [`Kernel`](crate::kernels::Kernel), so their
+//! latent predictions, and verification, go through [`crate::posterior`]; class probabilities
+//! are the likelihood's integral of the latent marginal ([`Bernoulli::class_probability`]).
+//! Hyperparameters are fitted by [`crate::fit`] (L-BFGS-B from the start plus seeded restarts).
+//!
+//! [`Bernoulli::class_probability`]: crate::likelihoods::Bernoulli::class_probability
+
+mod checks;
+#[cfg(test)]
+mod tests;
+pub mod ep;
+pub mod laplace;
+mod warm;
+
+pub use ep::{BinaryEp, EpSettings, EpSite, Tilted};
+pub use laplace::BinaryLaplace;
