@@ -48,7 +48,8 @@ pub struct ModelArgs {
     /// Model: gp, rcgp (robust), mogp (multi-output), mo-rcgp (robust multi-output), or an
     /// approximate model for large data: sgpr, svgp, rcsvgp (robust sparse), cagp
     /// (computation-aware), rcagp (robust computation-aware), rrp (sparse with relevance
-    /// pursuit: per-point extra noise for outliers).
+    /// pursuit: per-point extra noise for outliers); gpc: GP classification (the target
+    /// column holds class labels, numbers or names).
     #[arg(long, default_value = "gp")]
     pub model: String,
     #[arg(
@@ -99,9 +100,12 @@ pub struct ModelArgs {
     /// k(X, Z) at fixed k-means centres Z).
     #[arg(long)]
     pub action_kind: Option<String>,
-    /// svgp: likelihood, gaussian (default) or student-t.
+    /// svgp: likelihood, gaussian (default) or student-t; gpc: logit (default) or probit.
     #[arg(long)]
     pub likelihood: Option<String>,
+    /// gpc: inference, laplace (default) or ep (needs --likelihood probit).
+    #[arg(long)]
+    pub inference: Option<String>,
     /// Approximate models: optimiser, lbfgs (default; svgp: adam) or adam.
     #[arg(long)]
     pub optimizer: Option<String>,

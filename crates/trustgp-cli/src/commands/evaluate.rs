@@ -13,10 +13,14 @@ use super::{
 use crate::args::EvaluateArgs;
 
 /// The test fraction when neither it nor a split file is given.
-const DEFAULT_TEST_FRACTION: f64 = 0.2;
+pub(super) const DEFAULT_TEST_FRACTION: f64 = 0.2;
 
 /// Run the subcommand.
 pub fn run(a: &EvaluateArgs) -> Result<(), CliError> {
+    if a.model.model == "gpc" {
+        return super::classify::evaluate(a);
+    }
+    super::classify::reject_inference(&a.model)?;
     let cfg = options(&a.model).check()?;
     let mut data = dataset(&a.model)?;
     let split: Split = match (&a.split_file, a.split) {

@@ -33,6 +33,11 @@ fn check_writable(path: &Path) -> Result<(), CliError> {
 
 /// Run the subcommand.
 pub fn run(a: &FitArgs) -> Result<(), CliError> {
+    if a.model.model == "gpc" {
+        check_writable(&a.out)?;
+        return super::classify::fit(a);
+    }
+    super::classify::reject_inference(&a.model)?;
     let cfg = options(&a.model).check()?;
     check_writable(&a.out)?;
     let data = dataset(&a.model)?;

@@ -2,6 +2,7 @@
 //! option checks (`trustgp::estimators`) → fit → JSON.
 
 pub mod bo;
+pub mod classify;
 pub mod demo;
 pub mod evaluate;
 pub mod fit;

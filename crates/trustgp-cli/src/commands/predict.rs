@@ -11,6 +11,9 @@ use crate::args::PredictArgs;
 
 /// Run the subcommand.
 pub fn run(a: &PredictArgs) -> Result<(), CliError> {
+    if let Some(classifier) = trustgp::estimators::load_classifier(&a.model)? {
+        return super::classify::predict(a, &classifier);
+    }
     let model = file::load(&a.model)?;
     let x = read_inputs(&a.data, &model.inputs)?;
     let preds = model.predict(x.as_ref(), a.latent)?;

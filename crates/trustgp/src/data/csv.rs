@@ -89,6 +89,106 @@ pub fn read_csv_str(
     })
 }
 
+/// A classification data set: numeric inputs and one column of class labels, kept as text.
+#[derive(Clone, Debug)]
+pub struct LabelledData {
+    /// Names of the input columns, in the order of the columns of `x`.
+    pub input_names: Vec<String>,
+    /// The label column's name.
+    pub target_name: String,
+    /// Inputs, `n × d`, all finite.
+    pub x: Mat<f64>,
+    /// One trimmed, non-empty label per row (a number or a name).
+    pub labels: Vec<String>,
+}
+
+impl LabelledData {
+    /// Rows selected by index (for splits), in the given order.
+    ///
+    /// # Panics
+    /// If an index is out of range (split functions only produce valid ones).
+    pub fn select_rows(&self, rows: &[usize]) -> LabelledData {
+        LabelledData {
+            input_names: self.input_names.clone(),
+            target_name: self.target_name.clone(),
+            x: Mat::from_fn(rows.len(), self.x.ncols(), |i, c| self.x[(rows[i], c)]),
+            labels: rows.iter().map(|&i| self.labels[i].clone()).collect(),
+        }
+    }
+}
+
+/// Reads a CSV file whose `target` column holds class labels (numbers or names). See
+/// [`read_labelled_csv_str`].
+pub fn read_labelled_csv(
+    path: &Path,
+    target: &str,
+    inputs: Option<&[String]>,
+) -> Result<LabelledData, DataError> {
+    read_labelled_csv_str(
+        &read_text(path)?,
+        &path.display().to_string(),
+        target,
+        inputs,
+    )
+}
+
+/// Parses CSV `text` with a label column `target`: the inputs follow the rules of
+/// [`read_csv_str`]; every label cell must be non-empty and, where it reads as a number, finite
+/// (`nan` or `inf` is an error naming the file, line and column, not a class).
+pub fn read_labelled_csv_str(
+    text: &str,
+    source_name: &str,
+    target: &str,
+    inputs: Option<&[String]>,
+) -> Result<LabelledData, DataError> {
+    let targets = [target.to_string()];
+    if let Some(inputs) = inputs {
+        check_unique(source_name, inputs, Role::Input)?;
+        if inputs.iter().any(|name| name == target) {
+            return Err(DataError::InputIsTarget {
+                source_name: source_name.to_string(),
+                name: target.to_string(),
+            });
+        }
+    }
+    let table = Table::parse(text, source_name)?;
+    let col = columns(&table, &targets, Role::Target)?[0];
+    let input_names: Vec<String> = match inputs {
+        Some(inputs) => inputs.to_vec(),
+        None => table
+            .header
+            .iter()
+            .filter(|name| *name != target)
+            .cloned()
+            .collect(),
+    };
+    if input_names.is_empty() {
+        return Err(DataError::NoInputs {
+            source_name: source_name.to_string(),
+        });
+    }
+    let input_cols = columns(&table, &input_names, Role::Input)?;
+    let labels = table
+        .rows
+        .iter()
+        .map(|(line, record)| {
+            let cell = &record[col];
+            let non_finite = cell.parse::<f64>().is_ok_and(|v| !v.is_finite());
+            if cell.is_empty() || non_finite {
+                Err(table.bad_cell(*line, col, "a class label (a finite number or a name)", cell))
+            } else {
+                Ok(cell.to_string())
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(LabelledData {
+        x: matrix(&table, &input_cols, Role::Input)?,
+        input_names,
+        target_name: target.to_string(),
+        labels,
+    })
+}
+
 /// Reads only the named input columns of a CSV file (for prediction), as an `n × d` matrix.
 ///
 /// Other columns (targets, say) may be present or absent; they are ignored, but the file as a

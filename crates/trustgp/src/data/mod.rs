@@ -30,7 +30,10 @@ mod testutil;
 pub use self::contaminate::{
     contaminate, ContaminationReport, ContaminationSpec, OutlierKind, Protocol,
 };
-pub use self::csv::{read_csv, read_csv_str, read_inputs, read_inputs_str};
+pub use self::csv::{
+    read_csv, read_csv_str, read_inputs, read_inputs_str, read_labelled_csv, read_labelled_csv_str,
+    LabelledData,
+};
 pub use self::dataset::Dataset;
 pub use self::error::DataError;
 pub use self::split::{random_split, read_split_file, read_split_str, Split};

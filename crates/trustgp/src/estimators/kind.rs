@@ -28,6 +28,10 @@ pub enum ModelKind {
     Rcagp,
     /// Sparse GP regression with relevance pursuit (per-point extra noise) per target.
     Rrp,
+    /// GP classification (labels in the target column; binary Laplace or EP). Not a
+    /// regression model: it is fitted by [`Classifier`](super::classifier::Classifier) and is
+    /// not in [`ModelKind::ALL`].
+    Gpc,
 }
 
 impl ModelKind {
@@ -52,12 +56,18 @@ impl ModelKind {
 
     /// The model named on the command line (one of [`ModelKind::NAMES`]).
     pub fn parse(name: &str) -> Option<ModelKind> {
+        if name == "gpc" {
+            return Some(ModelKind::Gpc);
+        }
         let i = Self::NAMES.iter().position(|n| *n == name)?;
         Some(Self::ALL[i])
     }
 
     /// The model's name.
     pub fn name(self) -> &'static str {
+        if self == ModelKind::Gpc {
+            return "gpc";
+        }
         let i = Self::ALL.iter().position(|k| *k == self).unwrap_or(0);
         Self::NAMES[i]
     }
@@ -85,6 +95,12 @@ impl ModelKind {
             ApproxKind::Rcagp => ModelKind::Rcagp,
             ApproxKind::Rrp => ModelKind::Rrp,
         }
+    }
+
+    /// Whether the model is a classifier (fitted by
+    /// [`Classifier`](super::classifier::Classifier), not by the regressor).
+    pub fn is_classifier(self) -> bool {
+        self == ModelKind::Gpc
     }
 
     /// Whether the model is robust (has an outlier fraction ε).
@@ -120,6 +136,9 @@ mod tests {
                 assert_eq!(ModelKind::of_approximate(a), *kind);
             }
         }
+        assert_eq!(ModelKind::parse("gpc"), Some(ModelKind::Gpc));
+        assert_eq!(ModelKind::Gpc.name(), "gpc");
+        assert!(ModelKind::Gpc.is_classifier() && !ModelKind::ALL.contains(&ModelKind::Gpc));
         assert_eq!(ModelKind::parse("GP"), None);
         assert_eq!(ModelKind::parse(""), None);
     }

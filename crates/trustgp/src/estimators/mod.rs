@@ -7,6 +7,8 @@
 //!   [`RegressorConfig`] (checked, defaults filled in); [`APPLICABILITY`] says which option
 //!   applies to which model. [`RegressorConfig::check_data`] checks what needs the data.
 //! * [`defaults`] — every default value, in one place.
+//! * [`classifier`] — [`Classifier`]: GP classification (labels as text, sorted classes, class
+//!   probabilities), its options, metrics and model file.
 //! * [`cost`] — the estimated time and memory of a fit, and the advice that follows.
 //! * [`regressor`] — [`Regressor`]: standardiser plus the fitted model(s), predictions in the
 //!   units of the data.
@@ -39,6 +41,8 @@
 //! Numbers in original units are never in the summary: the hyperparameters are those of the
 //! model, which sees standardised data unless standardisation is off.
 
+pub mod classifier;
+mod classifier_file;
 pub mod cost;
 pub mod defaults;
 pub mod file;
@@ -50,6 +54,11 @@ pub mod record;
 pub mod regressor;
 pub mod summary;
 
+pub use classifier::{
+    classification_metrics, Classifier, ClassifierConfig, ClassifierError, ClassifierModel,
+    ClassifierOptions, Inference,
+};
+pub use classifier_file::{load_classifier, save_classifier};
 pub use cost::{physical_memory, Advice, FitCost};
 pub use defaults::*;
 pub use file::{load, save, ModelFileError};

@@ -182,9 +182,18 @@ impl ModelOptions {
         let Some(model) = ModelKind::parse(&self.model) else {
             return err(
                 format!("--model {}", shorten(&self.model)),
-                format!("unknown model (available: {})", ModelKind::NAMES.join(", ")),
+                format!(
+                    "unknown model (available: {}, gpc)",
+                    ModelKind::NAMES.join(", ")
+                ),
             );
         };
+        if model.is_classifier() {
+            return err(
+                format!("--model {}", model.name()),
+                "is a classifier: fit it with estimators::Classifier (ClassifierOptions)",
+            );
+        }
         // Each option the user gave, with its value as typed (empty for a switch).
         let text = |v: &Option<String>| v.as_deref().map(shorten);
         let number = |v: Option<usize>| v.map(|v| v.to_string());

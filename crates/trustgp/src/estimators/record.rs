@@ -405,6 +405,11 @@ impl ModelFile {
             return Err(format!("unknown model '{}'", r.model));
         };
         let model = match kind {
+            ModelKind::Gpc => {
+                return Err("model 'gpc' is a classifier: its files are written by \
+                            estimators::save_classifier"
+                    .into())
+            }
             ModelKind::Gp => ModelBody::Gp {
                 outputs: outputs
                     .iter()
