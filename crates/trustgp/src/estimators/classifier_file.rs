@@ -179,3 +179,92 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
         y_train: r.y_train,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use faer::Mat;
+
+    use super::*;
+    use crate::estimators::classifier::{classification_metrics, sorted_classes};
+    use crate::estimators::ClassifierOptions;
+
+    fn data() -> (Mat<f64>, Vec<String>) {
+        let x = Mat::from_fn(40, 2, |i, c| ((i * (c + 3)) % 11) as f64 * 10.0 + c as f64);
+        let labels = (0..40)
+            .map(|i| if (x[(i, 0)] - 50.0) + 0.3 * x[(i, 1)] > 0.0 { "yes" } else { "no" })
+            .map(String::from)
+            .collect();
+        (x, labels)
+    }
+
+    /// Saved and loaded, both inferences predict exactly the same probabilities.
+    #[test]
+    fn model_files_round_trip() {
+        let (x, labels) = data();
+        let names = ["a".to_string(), "b".to_string()];
+        let dir = std::env::temp_dir().join(format!("trustgp-gpc-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (likelihood, inference) in [("logit", "laplace"), ("probit", "ep")] {
+            let cfg = ClassifierOptions {
+                likelihood: Some(likelihood.into()),
+                inference: Some(inference.into()),
+                optimize: true,
+                standardize: true,
+                ..ClassifierOptions::default()
+            }
+            .check()
+            .unwrap();
+            let model = Classifier::fit(x.as_ref(), &labels, &names, "t", &cfg).unwrap();
+            assert_eq!(model.classes, ["no", "yes"]);
+            let path = dir.join(format!("{inference}.json"));
+            save_classifier(&model, &path).unwrap();
+            let back = load_classifier(&path).unwrap().unwrap();
+            assert_eq!(back.lml(), model.lml());
+            let (p, q) = (
+                model.predict_proba(x.as_ref()).unwrap(),
+                back.predict_proba(x.as_ref()).unwrap(),
+            );
+            assert_eq!(p, q);
+            let predicted = model.labels_of(p.as_ref());
+            let (acc, _, _) = classification_metrics(&model.classes, p.as_ref(), &labels).unwrap();
+            let agree = predicted.iter().zip(&labels).filter(|(a, b)| a == b).count();
+            assert_eq!(acc, agree as f64 / 40.0);
+            assert!(acc > 0.8, "{acc}");
+        }
+        // A regression model file is not a classifier's.
+        let other = dir.join("other.json");
+        std::fs::write(&other, "{\"version\": 2}").unwrap();
+        assert!(load_classifier(&other).unwrap().is_none());
+    }
+
+    #[test]
+    fn classes_sort_numerically_or_lexicographically() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(sorted_classes(&s(&["10", "9", "9", "-1.5"])), s(&["-1.5", "9", "10"]));
+        assert_eq!(sorted_classes(&s(&["b", "10", "a", "9"])), s(&["10", "9", "a", "b"]));
+    }
+
+    /// Accuracy, log loss and Brier score against hand computations.
+    #[test]
+    fn metrics_match_hand_computations() {
+        let classes = ["n".to_string(), "y".to_string()];
+        let p = Mat::from_fn(3, 2, |i, c| {
+            let p1 = [0.9, 0.2, 0.6][i];
+            if c == 1 {
+                p1
+            } else {
+                1.0 - p1
+            }
+        });
+        let truth = ["y", "y", "n"].map(String::from);
+        let (acc, ll, brier) = classification_metrics(&classes, p.as_ref(), &truth).unwrap();
+        assert!((acc - 1.0 / 3.0).abs() < 1e-15);
+        let want = -(0.9f64.ln() + 0.2f64.ln() + 0.4f64.ln()) / 3.0;
+        assert!((ll - want).abs() < 1e-15);
+        // scikit-learn's binary Brier score of the second class.
+        let want = (0.1f64.powi(2) + 0.8f64.powi(2) + 0.6f64.powi(2)) / 3.0;
+        assert!((brier - want).abs() < 1e-15);
+        let bad = ["y", "maybe", "n"].map(String::from);
+        assert!(classification_metrics(&classes, p.as_ref(), &bad).is_err());
+    }
+}
