@@ -2,6 +2,7 @@
 //! as JSON lines on stdout (and written under `results/` where noted).
 
 mod bench_exact;
+mod bench_gpc;
 mod bench_robust;
 mod bench_scale;
 mod energy;
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Time the exact GP (one LML+gradient evaluation, one full fit) on kin8nm subsets.
     BenchExact(bench_exact::Args),
+    /// Time binary Laplace GP classification against scikit-learn's on Synthetic2D-like data.
+    BenchGpc(bench_gpc::Args),
     /// Time MOGP and MO-RCGP fits on Energy (576 rows × 2 outputs).
     BenchRobust(bench_robust::Args),
     /// Scalable models on kin40k, and SVGP on a million synthetic rows: time, memory, RMSE.
@@ -57,6 +60,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::BenchExact(a) => bench_exact::run(&a),
+        Command::BenchGpc(a) => bench_gpc::run(&a),
         Command::BenchRobust(a) => bench_robust::run(&a),
         Command::BenchScale(a) => bench_scale::run(&a),
         Command::RcagpUci(a) => rcagp_uci::run(&a),
