@@ -48,7 +48,9 @@ type BenchError = Box<dyn std::error::Error>;
 /// `n` Synthetic2D-like rows and their labels `±1`.
 fn synthetic(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let y: Vec<f64> = (0..n).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
     let x = Mat::from_fn(n, 2, |i, c| {
         let z: f64 = StandardNormal.sample(&mut rng);
         let shifted = (y[i] > 0.0) == (c == 0);
@@ -64,7 +66,8 @@ pub fn run(a: &Args) -> Result<(), BenchError> {
         let (x, y) = synthetic(n, a.seed);
         let kernel = Kernel::parse("const(var=1) * se(ls=[1, 1])")?;
         let clock = Instant::now();
-        let model = BinaryLaplace::fit(x.as_ref(), &y, kernel, Link::Logit, &FitOptions::default())?;
+        let model =
+            BinaryLaplace::fit(x.as_ref(), &y, kernel, Link::Logit, &FitOptions::default())?;
         let seconds = clock.elapsed().as_secs_f64();
         let evals: usize = model.starts().iter().map(|s| s.evaluations).sum();
         let mut line = json!({
@@ -90,11 +93,9 @@ pub fn run(a: &Args) -> Result<(), BenchError> {
             std::fs::write(&csv, text)?;
             let out = Command::new(python).arg(&a.peer).arg(&csv).output()?;
             if !out.status.success() {
-                return Err(format!(
-                    "the peer failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-                .into());
+                return Err(
+                    format!("the peer failed: {}", String::from_utf8_lossy(&out.stderr)).into(),
+                );
             }
             let peer: Value = serde_json::from_slice(&out.stdout)?;
             let sk = peer["fit_seconds"].as_f64().unwrap_or(f64::NAN);

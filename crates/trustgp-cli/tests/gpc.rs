@@ -50,8 +50,19 @@ fn fit_predict_evaluate_with_string_labels() {
     let model = dir.join("m.json").display().to_string();
     for inference in [["laplace", "logit"], ["ep", "probit"]] {
         let o = trustgp(&[
-            "fit", "--data", &data, "--target", "kind", "--model", "gpc", "--inference",
-            inference[0], "--likelihood", inference[1], "--out", &model,
+            "fit",
+            "--data",
+            &data,
+            "--target",
+            "kind",
+            "--model",
+            "gpc",
+            "--inference",
+            inference[0],
+            "--likelihood",
+            inference[1],
+            "--out",
+            &model,
         ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -75,15 +86,31 @@ fn fit_predict_evaluate_with_string_labels() {
             let (p0, p1): (f64, f64) = (f[0].parse().unwrap(), f[1].parse().unwrap());
             assert!((p0 + p1 - 1.0).abs() < 1e-12 && (0.0..=1.0).contains(&p1));
             assert_eq!(f[2], if p1 > p0 { "spam" } else { "ham" });
-            let truth = csv(words).lines().nth(i + 1).unwrap().rsplit(',').next().unwrap().to_string();
+            let truth = csv(words)
+                .lines()
+                .nth(i + 1)
+                .unwrap()
+                .rsplit(',')
+                .next()
+                .unwrap()
+                .to_string();
             correct += usize::from(truth == f[2]);
         }
         assert!(correct >= 48, "training accuracy {correct}/60");
     }
 
     let o = trustgp(&[
-        "evaluate", "--data", &data, "--target", "kind", "--model", "gpc", "--seed", "2",
-        "--test-fraction", "0.25",
+        "evaluate",
+        "--data",
+        &data,
+        "--target",
+        "kind",
+        "--model",
+        "gpc",
+        "--seed",
+        "2",
+        "--test-fraction",
+        "0.25",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -91,8 +118,14 @@ fn fit_predict_evaluate_with_string_labels() {
     assert_eq!(v["n_test"], 15);
     let acc = v["accuracy"].as_f64().unwrap();
     assert!((0.6..=1.0).contains(&acc), "accuracy {acc}");
-    let (ll, brier) = (v["log_loss"].as_f64().unwrap(), v["brier"].as_f64().unwrap());
-    assert!(ll > 0.0 && ll < 0.7 && brier > 0.0 && brier < 0.25, "{ll} {brier}");
+    let (ll, brier) = (
+        v["log_loss"].as_f64().unwrap(),
+        v["brier"].as_f64().unwrap(),
+    );
+    assert!(
+        ll > 0.0 && ll < 0.7 && brier > 0.0 && brier < 0.25,
+        "{ll} {brier}"
+    );
     assert!(v["fit_seconds"].as_f64().unwrap() >= 0.0);
 }
 
@@ -107,7 +140,15 @@ fn numeric_labels_sort_numerically() {
     );
     let model = dir.join("m.json").display().to_string();
     let o = trustgp(&[
-        "fit", "--data", &data, "--target", "kind", "--model", "gpc", "--out", &model,
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "kind",
+        "--model",
+        "gpc",
+        "--out",
+        &model,
         "--no-optimize",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -122,23 +163,52 @@ fn bad_input_fails_cleanly() {
     let dir = scratch("gpc", "bad");
     let out = dir.join("m.json").display().to_string();
     let fit = |data: &str, extra: &[&str]| {
-        let mut args = vec!["fit", "--data", data, "--target", "kind", "--model", "gpc", "--out", &out];
+        let mut args = vec![
+            "fit", "--data", data, "--target", "kind", "--model", "gpc", "--out", &out,
+        ];
         args.extend_from_slice(extra);
         trustgp(&args)
     };
     let one = write(&dir, "one.csv", &csv(|_, _| "ham".into()));
     assert_fails(&fit(&one, &[]), &["only one class", "ham"]);
-    let nan = write(&dir, "nan.csv", &csv(|i, v| if i == 5 { "NaN".into() } else { words(i, v) }));
-    assert_fails(&fit(&nan, &[]), &["nan.csv", "line 7", "kind", "class label"]);
+    let nan = write(
+        &dir,
+        "nan.csv",
+        &csv(|i, v| if i == 5 { "NaN".into() } else { words(i, v) }),
+    );
+    assert_fails(
+        &fit(&nan, &[]),
+        &["nan.csv", "line 7", "kind", "class label"],
+    );
     let data = write(&dir, "d.csv", &csv(words));
-    assert_fails(&fit(&data, &["--inference", "ep"]), &["--inference ep", "probit"]);
-    assert_fails(&fit(&data, &["--likelihood", "cauchit"]), &["--likelihood cauchit"]);
+    assert_fails(
+        &fit(&data, &["--inference", "ep"]),
+        &["--inference ep", "probit"],
+    );
+    assert_fails(
+        &fit(&data, &["--likelihood", "cauchit"]),
+        &["--likelihood cauchit"],
+    );
     assert_fails(&fit(&data, &["--noise", "0.1"]), &["--noise", "gpc"]);
-    let three = write(&dir, "three.csv", &csv(|i, _| ["a", "b", "c"][i % 3].into()));
+    let three = write(
+        &dir,
+        "three.csv",
+        &csv(|i, _| ["a", "b", "c"][i % 3].into()),
+    );
     assert_fails(&fit(&three, &[]), &["3 classes", "softmax"]);
     // A regression model refuses the classifier's option.
     let o = trustgp(&[
-        "fit", "--data", &data, "--target", "x2", "--inputs", "x1", "--inference", "ep", "--out", &out,
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "x2",
+        "--inputs",
+        "x1",
+        "--inference",
+        "ep",
+        "--out",
+        &out,
     ]);
     assert_fails(&o, &["--inference", "gpc"]);
 }

@@ -42,7 +42,10 @@ fn kernel(case: &Value) -> Kernel {
     } else {
         format!(
             "[{}]",
-            ls.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ")
+            ls.iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     };
     let c = case["constant"].as_f64().unwrap();
@@ -67,7 +70,11 @@ fn binary_laplace_logit_agrees_with_scikit_learn() {
         let k = kernel(case);
         let mut model = BinaryLaplace::at(x.as_ref(), &y, k.clone(), Link::Logit).unwrap();
         let lml = case["lml"].as_f64().unwrap();
-        assert!(rel(model.lml(), lml) < 1e-6, "{name}: lml {} vs {lml}", model.lml());
+        assert!(
+            rel(model.lml(), lml) < 1e-6,
+            "{name}: lml {} vs {lml}",
+            model.lml()
+        );
         // The library function agrees with the model (and carries the same number).
         let direct = laplace_evidence(&k, x.as_ref(), &y, Link::Logit, None, false).unwrap();
         assert_eq!(direct.value, model.lml());
@@ -83,7 +90,9 @@ fn binary_laplace_logit_agrees_with_scikit_learn() {
         }
         let sk = floats(&case["proba"]);
         let quadrature = model.predict_proba(xs.as_ref()).unwrap();
-        let lik = model.likelihood().with_logit_integral(LogitIntegral::ErfMixture);
+        let lik = model
+            .likelihood()
+            .with_logit_integral(LogitIntegral::ErfMixture);
         model.set_likelihood(lik).unwrap();
         let mixture = model.predict_proba(xs.as_ref()).unwrap();
         let mut worst = 0.0f64;
@@ -91,8 +100,14 @@ fn binary_laplace_logit_agrees_with_scikit_learn() {
             assert!((mixture[i] - sk[i]).abs() < 1e-7, "{name}: mixture {i}");
             // scikit-learn's approximation is within 2e-3 of the integral.
             worst = worst.max((quadrature[i] - sk[i]).abs());
-            assert!((quadrature[i] - sk[i]).abs() < 2e-3, "{name}: quadrature {i}");
+            assert!(
+                (quadrature[i] - sk[i]).abs() < 2e-3,
+                "{name}: quadrature {i}"
+            );
         }
-        eprintln!("{name}: lml rel err {:.1e}, worst |quadrature − sklearn| {worst:.1e}", rel(model.lml(), lml));
+        eprintln!(
+            "{name}: lml rel err {:.1e}, worst |quadrature − sklearn| {worst:.1e}",
+            rel(model.lml(), lml)
+        );
     }
 }

@@ -7,8 +7,7 @@ use serde_json::{json, Value};
 use trustgp::data::{random_split, read_inputs, read_labelled_csv, read_split_file, LabelledData};
 use trustgp::estimators::classifier::csv_field;
 use trustgp::estimators::{
-    classification_metrics, finite, format_number, save_classifier, Classifier,
-    ClassifierOptions,
+    classification_metrics, finite, format_number, save_classifier, Classifier, ClassifierOptions,
 };
 
 use super::{print_json, CliError};
@@ -64,7 +63,11 @@ fn options(a: &ModelArgs) -> Result<ClassifierOptions, CliError> {
 }
 
 fn read(a: &ModelArgs) -> Result<LabelledData, CliError> {
-    Ok(read_labelled_csv(&a.data, &a.target[0], a.inputs.as_deref())?)
+    Ok(read_labelled_csv(
+        &a.data,
+        &a.target[0],
+        a.inputs.as_deref(),
+    )?)
 }
 
 fn fit_with_progress(a: &ModelArgs, data: &LabelledData) -> Result<Classifier, CliError> {
@@ -170,13 +173,20 @@ pub fn evaluate(a: &EvaluateArgs) -> Result<(), CliError> {
             a.model.seed,
         )?,
     };
-    let (train, test) = (data.select_rows(&split.train), data.select_rows(&split.test));
+    let (train, test) = (
+        data.select_rows(&split.train),
+        data.select_rows(&split.test),
+    );
     let model = fit_with_progress(&a.model, &train)?;
     let summary = summary(&model, split.train.len())?;
     let proba = model.predict_proba(test.x.as_ref())?;
     let (accuracy, log_loss, brier) =
         classification_metrics(&model.classes, proba.as_ref(), &test.labels)?;
-    for (name, v) in [("accuracy", accuracy), ("log loss", log_loss), ("brier", brier)] {
+    for (name, v) in [
+        ("accuracy", accuracy),
+        ("log loss", log_loss),
+        ("brier", brier),
+    ] {
         finite(v, || format!("the test {name}"))?;
     }
     let mut out = json!({

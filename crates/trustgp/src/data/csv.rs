@@ -175,7 +175,12 @@ pub fn read_labelled_csv_str(
             let cell = &record[col];
             let non_finite = cell.parse::<f64>().is_ok_and(|v| !v.is_finite());
             if cell.is_empty() || non_finite {
-                Err(table.bad_cell(*line, col, "a class label (a finite number or a name)", cell))
+                Err(table.bad_cell(
+                    *line,
+                    col,
+                    "a class label (a finite number or a name)",
+                    cell,
+                ))
             } else {
                 Ok(cell.to_string())
             }

@@ -391,8 +391,9 @@ impl Classifier {
     pub fn labels_of(&self, proba: MatRef<'_, f64>) -> Vec<String> {
         (0..proba.nrows())
             .map(|i| {
-                let best = (0..proba.ncols())
-                    .fold(0, |b, c| if proba[(i, c)] > proba[(i, b)] { c } else { b });
+                let best =
+                    (0..proba.ncols())
+                        .fold(0, |b, c| if proba[(i, c)] > proba[(i, b)] { c } else { b });
                 self.classes[best].clone()
             })
             .collect()
@@ -454,7 +455,8 @@ pub fn classification_metrics(
                 classes.join(", ")
             )));
         };
-        let best = (0..proba.ncols()).fold(0, |b, c| if proba[(i, c)] > proba[(i, b)] { c } else { b });
+        let best =
+            (0..proba.ncols()).fold(0, |b, c| if proba[(i, c)] > proba[(i, b)] { c } else { b });
         correct += usize::from(best == k);
         loss -= proba[(i, k)].clamp(1e-15, 1.0).ln();
         brier += (0..proba.ncols())

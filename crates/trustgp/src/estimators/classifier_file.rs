@@ -127,7 +127,9 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
         )));
     }
     if r.standardizer.x_mean.len() != d || r.standardizer.x_std.len() != d {
-        return Err(fail(format!("the standardizer must have {d} input columns")));
+        return Err(fail(format!(
+            "the standardizer must have {d} input columns"
+        )));
     }
     let x = Mat::from_fn(n, d, |i, c| r.x_train[i][c]);
     let mut kernel = Kernel::parse(&r.kernel).map_err(|e| fail(format!("kernel: {e}")))?;
@@ -145,10 +147,15 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
         max_sweeps: r.ep.max_sweeps,
     };
     let binary = match inference {
-        Inference::Laplace => {
-            BinaryModel::Laplace(BinaryLaplace::at(x.as_ref(), &r.y_train, kernel.clone(), r.likelihood)?)
+        Inference::Laplace => BinaryModel::Laplace(BinaryLaplace::at(
+            x.as_ref(),
+            &r.y_train,
+            kernel.clone(),
+            r.likelihood,
+        )?),
+        Inference::Ep => {
+            BinaryModel::Ep(BinaryEp::at(x.as_ref(), &r.y_train, kernel.clone(), &ep)?)
         }
-        Inference::Ep => BinaryModel::Ep(BinaryEp::at(x.as_ref(), &r.y_train, kernel.clone(), &ep)?),
     };
     if (binary.lml() - r.lml).abs() > 1e-8 * (1.0 + r.lml.abs()) {
         return Err(fail(format!(
@@ -191,7 +198,13 @@ mod tests {
     fn data() -> (Mat<f64>, Vec<String>) {
         let x = Mat::from_fn(40, 2, |i, c| ((i * (c + 3)) % 11) as f64 * 10.0 + c as f64);
         let labels = (0..40)
-            .map(|i| if (x[(i, 0)] - 50.0) + 0.3 * x[(i, 1)] > 0.0 { "yes" } else { "no" })
+            .map(|i| {
+                if (x[(i, 0)] - 50.0) + 0.3 * x[(i, 1)] > 0.0 {
+                    "yes"
+                } else {
+                    "no"
+                }
+            })
             .map(String::from)
             .collect();
         (x, labels)
@@ -227,7 +240,11 @@ mod tests {
             assert_eq!(p, q);
             let predicted = model.labels_of(p.as_ref());
             let (acc, _, _) = classification_metrics(&model.classes, p.as_ref(), &labels).unwrap();
-            let agree = predicted.iter().zip(&labels).filter(|(a, b)| a == b).count();
+            let agree = predicted
+                .iter()
+                .zip(&labels)
+                .filter(|(a, b)| a == b)
+                .count();
             assert_eq!(acc, agree as f64 / 40.0);
             assert!(acc > 0.8, "{acc}");
         }
@@ -240,8 +257,14 @@ mod tests {
     #[test]
     fn classes_sort_numerically_or_lexicographically() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(sorted_classes(&s(&["10", "9", "9", "-1.5"])), s(&["-1.5", "9", "10"]));
-        assert_eq!(sorted_classes(&s(&["b", "10", "a", "9"])), s(&["10", "9", "a", "b"]));
+        assert_eq!(
+            sorted_classes(&s(&["10", "9", "9", "-1.5"])),
+            s(&["-1.5", "9", "10"])
+        );
+        assert_eq!(
+            sorted_classes(&s(&["b", "10", "a", "9"])),
+            s(&["10", "9", "a", "b"])
+        );
     }
 
     /// Accuracy, log loss and Brier score against hand computations.

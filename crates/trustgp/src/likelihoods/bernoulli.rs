@@ -329,7 +329,10 @@ mod tests {
         }
         // Symmetry P(y = +1 | μ) = 1 − P(y = +1 | −μ), and the v = 0 limit σ(μ).
         for lik in [probit, logit, mixture] {
-            let (p, q) = (lik.class_probability(0.9, 0.7), lik.class_probability(-0.9, 0.7));
+            let (p, q) = (
+                lik.class_probability(0.9, 0.7),
+                lik.class_probability(-0.9, 0.7),
+            );
             // The mixture's weights sum to 1 − 1.0e-8, so it is symmetric to that.
             assert!((p + q - 1.0).abs() < 2e-8, "{p} + {q}");
         }

@@ -24,8 +24,8 @@ mod student_t;
 mod tests;
 
 use crate::posterior::Marginals;
-pub use bernoulli::{Bernoulli, Link, LogitIntegral};
 pub(crate) use bernoulli::inverse_mills;
+pub use bernoulli::{Bernoulli, Link, LogitIntegral};
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;

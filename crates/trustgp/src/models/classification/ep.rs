@@ -170,7 +170,11 @@ fn posterior_from_sites(
 ) -> Result<(Mat<f64>, Vec<f64>, Cholesky), ModelError> {
     let n = tau.len();
     let s: Vec<f64> = tau.iter().map(|t| t.max(0.0).sqrt()).collect();
-    let build = || Mat::from_fn(n, n, |i, j| f64::from(u8::from(i == j)) + s[i] * k[(i, j)] * s[j]);
+    let build = || {
+        Mat::from_fn(n, n, |i, j| {
+            f64::from(u8::from(i == j)) + s[i] * k[(i, j)] * s[j]
+        })
+    };
     let lb = Cholesky::factor_owned(build(), "EP matrix B = I + S̃^½KS̃^½", par, build)?;
     let mut v = Mat::from_fn(n, n, |i, j| s[i] * k[(i, j)]);
     lb.solve_lower_in_place(v.as_mut());
@@ -499,7 +503,6 @@ impl BinaryEp {
             .map(|(&mu, &v)| lik.class_probability(mu, v))
             .collect())
     }
-
 }
 
 impl LinearGaussianForm for BinaryEp {

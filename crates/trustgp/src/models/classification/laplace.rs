@@ -227,7 +227,6 @@ impl BinaryLaplace {
             .map(|(&mu, &v)| self.likelihood.class_probability(mu, v))
             .collect())
     }
-
 }
 
 impl LinearGaussianForm for BinaryLaplace {

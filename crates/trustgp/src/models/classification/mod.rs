@@ -15,10 +15,10 @@
 //! [`Bernoulli::class_probability`]: crate::likelihoods::Bernoulli::class_probability
 
 mod checks;
-#[cfg(test)]
-mod tests;
 pub mod ep;
 pub mod laplace;
+#[cfg(test)]
+mod tests;
 mod warm;
 
 pub use ep::{BinaryEp, EpSettings, EpSite, Tilted};

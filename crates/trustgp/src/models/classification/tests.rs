@@ -236,7 +236,11 @@ fn ep_fixed_point_matches_tilted_moments_by_integration() {
         let tau_cav = 1.0 / r.var[i] - r.tau[i];
         let nu_cav = r.mean[i] / r.var[i] - r.nu[i];
         let (_, m, v) = tilted_by_integration(y[i], nu_cav / tau_cav, 1.0 / tau_cav);
-        assert!((m - r.mean[i]).abs() < 1e-8, "mean {i}: {m} vs {}", r.mean[i]);
+        assert!(
+            (m - r.mean[i]).abs() < 1e-8,
+            "mean {i}: {m} vs {}",
+            r.mean[i]
+        );
         assert!((v - r.var[i]).abs() < 1e-8, "var {i}: {v} vs {}", r.var[i]);
         assert!(r.tau[i] > 0.0);
     }
@@ -269,8 +273,7 @@ fn ep_evidence_matches_the_dense_formula() {
     let a = Mat::from_fn(n, n, |i, j| {
         k[(i, j)] + if i == j { site_var[i] } else { 0.0 }
     });
-    let mut value =
-        -0.5 * log_det(&a) - 0.5 * dot(&site_mean, &mat_vec(&inverse(&a), &site_mean));
+    let mut value = -0.5 * log_det(&a) - 0.5 * dot(&site_mean, &mat_vec(&inverse(&a), &site_mean));
     for i in 0..n {
         let v_cav = 1.0 / (1.0 / r.var[i] - r.tau[i]);
         let m_cav = v_cav * (r.mean[i] / r.var[i] - r.nu[i]);
@@ -439,7 +442,12 @@ fn fits_raise_the_evidence_and_are_reproducible() {
     };
     let start = BinaryLaplace::at(x.as_ref(), &y, kernel(), Link::Logit).unwrap();
     let fitted = BinaryLaplace::fit(x.as_ref(), &y, kernel(), Link::Logit, &opts).unwrap();
-    assert!(fitted.lml() > start.lml() + 1e-3, "{} vs {}", fitted.lml(), start.lml());
+    assert!(
+        fitted.lml() > start.lml() + 1e-3,
+        "{} vs {}",
+        fitted.lml(),
+        start.lml()
+    );
     assert_eq!(fitted.starts().len(), 3);
     let again = BinaryLaplace::fit(x.as_ref(), &y, kernel(), Link::Logit, &opts).unwrap();
     assert_eq!(fitted.lml(), again.lml());

@@ -4,8 +4,8 @@ use faer::Mat;
 
 use super::{check_form, check_posterior, uniform};
 use crate::fit::FitOptions;
-use crate::likelihoods::Link;
 use crate::kernels::Kernel;
+use crate::likelihoods::Link;
 use crate::means::Mean;
 use crate::models::classification::{BinaryEp, BinaryLaplace, EpSettings};
 use crate::models::computation_aware::{Actions, CaGp};
@@ -307,7 +307,12 @@ fn labels() -> (Mat<f64>, Vec<f64>) {
         s.sort_by(f64::total_cmp);
         s[N / 2]
     };
-    (x, y.iter().map(|&v| if v > median { 1.0 } else { -1.0 }).collect())
+    (
+        x,
+        y.iter()
+            .map(|&v| if v > median { 1.0 } else { -1.0 })
+            .collect(),
+    )
 }
 
 #[test]
