@@ -272,9 +272,9 @@ mod tests {
     fn log_densities_are_accurate_in_the_tails() {
         let probit = Bernoulli::new(Link::Probit);
         let logit = Bernoulli::new(Link::Logit);
-        for f in [-3.0, -0.5, 0.0, 1.2, 4.0] {
+        for f in [-3.0f64, -0.5, 0.0, 1.2, 4.0] {
             assert!((probit.log_density(1.0, f) - cdf(f).ln()).abs() < 1e-14);
-            let direct = (1.0 / (1.0 + (-f as f64).exp())).ln();
+            let direct = (1.0 / (1.0 + (-f).exp())).ln();
             assert!((logit.log_density(1.0, f) - direct).abs() < 1e-14);
             assert_eq!(probit.log_density(-1.0, f), probit.log_density(1.0, -f));
         }

@@ -3,7 +3,8 @@
 //!
 //! Nothing here is specific to classification but the likelihood: the mode search, the
 //! approximate log marginal likelihood `log q(y|θ) = log p(y|f̂) − ½ âᵀf̂ − ½ log|B|` and its
-//! gradient are the generic Laplace machinery ([`laplace::evaluate`]) with one
+//! gradient are the generic Laplace machinery
+//! ([`laplace_approximation`](crate::models::laplace::student_t::laplace_approximation)) with one
 //! [`Bernoulli`] likelihood, a zero prior mean and every row in one group. The Bernoulli
 //! log densities are concave, so the mode is unique and `W = −∇∇ log p(y|f̂) > 0`.
 //!

@@ -4,6 +4,9 @@
 //! evidence gradient by central differences, EP with Gaussian terms against the exact GP, and
 //! the hyperparameter fit.
 
+// Index loops mirror the formulas they check.
+#![allow(clippy::needless_range_loop)]
+
 use faer::Mat;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
