@@ -12,11 +12,14 @@
 //! * [`StudentT`] — Student-t with scale `s²` and degrees of freedom `ν`, either fixed or learned.
 //! * [`Imq`] — the robust IMQ pseudo-likelihood of RCGP, RCSVGP and RCaGP, built on the one
 //!   home of the IMQ weight algebra, [`imq`].
+//! * [`Softmax`] — the multi-class softmax over `C` latent values per observation (its own
+//!   type: the trait above has one latent value per observation).
 
 mod gaussian;
 pub mod imq;
 mod imq_likelihood;
 pub mod quadrature;
+mod softmax;
 mod student_t;
 #[cfg(test)]
 mod tests;
@@ -25,6 +28,7 @@ use crate::posterior::Marginals;
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;
+pub use softmax::Softmax;
 pub use student_t::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
 
 pub use student_t::{student_t_log_pdf, student_t_noise_variance, StudentT};

@@ -5,6 +5,8 @@
 //!   weighted LOO-CV objective; the multi-output GP with grouped noise (MOGP, ICM/LMC) whose
 //!   grouped fit they share; fitting from a target matrix with missing entries; task-indexed data.
 //! * [`laplace`] — the Laplace approximation for any likelihood, and the Student-t GP on it.
+//! * [`classification`] — multi-class Laplace (softmax), and the sparse FIC/DTC/VAR posteriors
+//!   for regression and EP classification.
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 //! * [`relevance_pursuit`] — SGPR with relevance pursuit (RRP): sparse per-point extra noise
@@ -23,6 +25,7 @@
 
 pub mod approximate;
 mod checks;
+pub mod classification;
 pub mod computation_aware;
 pub mod conjugate;
 pub mod exact;
