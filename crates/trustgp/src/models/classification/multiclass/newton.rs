@@ -205,7 +205,7 @@ pub(super) fn find_mode(
         // The objective is concave, so a full step that lowers it overshot: halve it (a and f
         // are linked linearly, f = K a, so both are interpolated).
         let mut halvings = 0;
-        while !(psi_new >= psi - 1e-12 * psi.abs()) && halvings < MAX_HALVINGS {
+        while (psi_new.is_nan() || psi_new < psi - 1e-12 * psi.abs()) && halvings < MAX_HALVINGS {
             for j in 0..cn {
                 a_new[j] = 0.5 * (a[j] + a_new[j]);
                 f_new[j] = 0.5 * (f[j] + f_new[j]);

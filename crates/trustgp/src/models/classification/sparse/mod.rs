@@ -63,6 +63,8 @@ impl SparsePrior {
 
 /// The pieces of the low-rank prior that do not depend on the sites or the noise.
 pub(super) struct LowRank {
+    /// The Cholesky factor of `K_uu + jitter·I`.
+    pub l_uu: Cholesky,
     /// `V = L_uu⁻¹ K_uf` (M×n), so that `Q_ff = VᵀV`.
     pub v: Mat<f64>,
     /// `K_jj − Q_jj ≥ 0` (clamped: round-off can make it slightly negative).
@@ -101,7 +103,82 @@ impl LowRank {
             SparsePrior::Fic => trace.clone(),
             SparsePrior::Dtc | SparsePrior::Var => vec![0.0; x.nrows()],
         };
-        Ok(LowRank { v, trace, g })
+        Ok(LowRank {
+            l_uu: l,
+            v,
+            trace,
+            g,
+        })
+    }
+
+    /// `∂/∂θ Σ_j w_j (K_jj − Q_jj)` for every kernel log-hyperparameter `θ` (the jitter on
+    /// `K_uu` is a constant). With `C = K_uu⁻¹ K_uf`,
+    /// `∂ Σ_j w_j Q_jj = Σ 2 (C diag(w))_uj ∂K_uf[u, j] − Σ (C diag(w) Cᵀ)_uu' ∂K_uu[u, u']`.
+    pub fn trace_gradient(
+        &self,
+        kernel: &Kernel,
+        x: MatRef<'_, f64>,
+        z: MatRef<'_, f64>,
+        w: &[f64],
+    ) -> Vec<f64> {
+        let mut out = vec![0.0; kernel.n_params()];
+        kernel.grad_contract_diag(x, w, &mut out);
+        let mut c = self.v.clone();
+        self.l_uu.solve_lower_transpose_in_place(c.as_mut());
+        let cw = Mat::from_fn(c.nrows(), c.ncols(), |u, j| c[(u, j)] * w[j]);
+        let cross = Mat::from_fn(c.nrows(), c.ncols(), |u, j| -2.0 * cw[(u, j)]);
+        kernel.grad_contract_cross(z, x, cross.as_ref(), &mut out);
+        let uu = &cw * c.transpose();
+        kernel.grad_contract(z, uu.as_ref(), &mut out);
+        out
+    }
+
+    /// The gradient of the Gaussian part of the evidence at fixed site precisions `tau` and
+    /// targets `target`,
+    /// `L = log N(ỹ | 0, Q_ff + G + diag(1/τ)) [− ½ Σ_j τ_j (K_jj − Q_jj) for VAR]`
+    /// (the whole regression LML; EP's evidence at converged sites, whose other terms do not
+    /// depend on θ there, R&W §5.5.2): `(∂L/∂θ, ∂L/∂log τ_j)`.
+    ///
+    /// `L = G(P, ỹ) + c ½ Σ_j P_j tr_j + ½ Σ_j log P_j + const` with SGPR's core `G`, `c = 0`
+    /// for VAR and 1 otherwise; FIC's `P_j = τ_j / (1 + tr_j τ_j)` moves with θ through
+    /// `tr_j = K_jj − Q_jj`: `∂ log P_j = −P_j ∂tr_j`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn evidence_gradient(
+        &self,
+        kernel: &Kernel,
+        x: MatRef<'_, f64>,
+        z: MatRef<'_, f64>,
+        jitter: f64,
+        prior: SparsePrior,
+        tau: &[f64],
+        target: &[f64],
+    ) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
+        use crate::models::sparse::collapsed::{collapsed_bound, Wanted};
+        let p = self.precision(tau);
+        let core = collapsed_bound(kernel, x, z, jitter, &p, target, Wanted::FixedInducing)?;
+        let g = core.grad.ok_or_else(|| {
+            ModelError::Invalid("sparse evidence: the collapsed core gave no gradient".into())
+        })?;
+        let c = if prior == SparsePrior::Var { 0.0 } else { 1.0 };
+        // ∂L/∂log P_j.
+        let d_log_p: Vec<f64> = (0..p.len())
+            .map(|j| g.log_p[j] + c * 0.5 * p[j] * self.trace[j] + 0.5)
+            .collect();
+        let mut grad = g.kernel;
+        let mut w: Vec<f64> = p.iter().map(|pj| c * 0.5 * pj).collect();
+        if prior == SparsePrior::Fic {
+            for (j, wj) in w.iter_mut().enumerate() {
+                *wj -= p[j] * d_log_p[j];
+            }
+        }
+        for (a, b) in grad.iter_mut().zip(self.trace_gradient(kernel, x, z, &w)) {
+            *a += b;
+        }
+        // log P_j = log τ_j − log(1 + g_j τ_j): ∂ log P_j / ∂ log τ_j = 1 / (1 + g_j τ_j).
+        let d_log_tau = (0..p.len())
+            .map(|j| d_log_p[j] / (1.0 + self.g[j] * tau[j]))
+            .collect();
+        Ok((grad, d_log_tau))
     }
 
     /// `Λ⁻¹ = τ / (1 + g τ)` for site precisions `τ`.

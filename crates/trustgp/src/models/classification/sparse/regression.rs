@@ -15,8 +15,12 @@
 use faer::{Mat, MatRef};
 
 use super::{check_inducing, LowRank, SparsePrior};
-use crate::kernels::Kernel;
+use crate::fit::restarts::{maximize, plain};
+use crate::fit::FitOptions;
+use crate::kernels::{Covariance, Kernel};
+use crate::linalg::parallelism_for;
 use crate::means::Mean;
+use crate::models::hyper::NOISE_BOUNDS;
 use crate::models::checks::{check_test_inputs, check_training_data};
 use crate::models::sparse::check_model;
 use crate::models::sparse::collapsed::{collapsed_bound, Factors, Wanted};
@@ -27,6 +31,8 @@ use crate::posterior::{LinearGaussian, LinearGaussianForm, Marginals};
 #[derive(Clone, Debug)]
 pub struct SparseRegression {
     prior: SparsePrior,
+    x: Mat<f64>,
+    y: Vec<f64>,
     kernel: Kernel,
     mean: Mean,
     noise: f64,
@@ -73,6 +79,8 @@ impl SparseRegression {
         }
         Ok(SparseRegression {
             prior,
+            x: x.to_owned(),
+            y: y.to_vec(),
             kernel,
             mean,
             noise,
@@ -83,9 +91,89 @@ impl SparseRegression {
         })
     }
 
+    /// Fits the kernel's log-hyperparameters and `log σ²` by maximising
+    /// [`SparseRegression::lml`] (analytic gradient; L-BFGS-B from the given values plus
+    /// `options.restarts` seeded restarts; only `optimize`, `restarts`, `seed` and `lbfgs` of
+    /// `options` are used). The inducing inputs and the mean stay fixed. A kernel without
+    /// lengthscale values is initialised from the data first.
+    ///
+    /// # Errors
+    /// As for [`SparseRegression::at`], or every optimiser start failing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit(
+        prior: SparsePrior,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        kernel: Kernel,
+        mean: Mean,
+        noise: f64,
+        z: MatRef<'_, f64>,
+        jitter: f64,
+        options: &FitOptions,
+    ) -> Result<SparseRegression, ModelError> {
+        let mut kernel = kernel;
+        kernel.initialize(x)?;
+        let start = Self::at(prior, x, y, kernel.clone(), mean.clone(), noise, z, jitter)?;
+        if !options.optimize {
+            return Ok(start);
+        }
+        let np = kernel.n_params();
+        let mut x0 = kernel.params();
+        x0.push(noise.ln());
+        let mut bounds = kernel.bounds();
+        bounds.push((NOISE_BOUNDS.0.ln(), NOISE_BOUNDS.1.ln()));
+        let mut names = kernel.param_names();
+        names.push("log noise".into());
+        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+            let mut k = kernel.clone();
+            k.set_params(&v[..np]).map_err(|e| e.to_string())?;
+            let m = Self::at(prior, x, y, k, mean.clone(), v[np].exp(), z, jitter)
+                .map_err(|e| e.to_string())?;
+            let g = m.lml_gradient().map_err(|e| e.to_string())?;
+            Ok((m.lml, g))
+        };
+        let (best, _) = maximize(
+            plain(objective),
+            &x0,
+            &bounds,
+            &names,
+            options.restarts,
+            options.seed,
+            &options.lbfgs,
+            parallelism_for(x.nrows()),
+        )?;
+        kernel.set_params(&best[..np])?;
+        Self::at(prior, x, y, kernel, mean, best[np].exp(), z, jitter)
+    }
+
     /// The approximate log marginal likelihood (see the module docs).
     pub fn lml(&self) -> f64 {
         self.lml
+    }
+
+    /// The gradient of [`SparseRegression::lml`] in the kernel's log-hyperparameters followed
+    /// by `log σ²`.
+    ///
+    /// # Errors
+    /// A `K_uu` that cannot be factorised (not for a model that [`SparseRegression::at`] built).
+    pub fn lml_gradient(&self) -> Result<Vec<f64>, ModelError> {
+        let (x, y) = (self.x.as_ref(), self.y.as_slice());
+        let low = LowRank::new(&self.kernel, x, self.z.as_ref(), self.jitter, self.prior)?;
+        let m = self.mean.eval(x);
+        let resid: Vec<f64> = y.iter().zip(&m).map(|(a, b)| a - b).collect();
+        let tau = vec![1.0 / self.noise; y.len()];
+        let (mut grad, d_log_tau) = low.evidence_gradient(
+            &self.kernel,
+            x,
+            self.z.as_ref(),
+            self.jitter,
+            self.prior,
+            &tau,
+            &resid,
+        )?;
+        // τ = 1/σ²: ∂/∂log σ² = −∂/∂log τ.
+        grad.push(-d_log_tau.iter().sum::<f64>());
+        Ok(grad)
     }
 
     /// Which sparse prior.

@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 
 use super::ep::probit_tilted_moments;
 use super::*;
+use crate::kernels::Covariance;
 use crate::linalg::Parallelism;
 use crate::means::Mean;
 use crate::models::exact::ExactGp;
@@ -459,4 +460,120 @@ fn bad_ep_inputs_are_rejected() {
     };
     lab[2] = 0;
     assert!(run(&lab, &few).unwrap_err().to_string().contains("converge"));
+}
+
+/// Central differences of `value` at `p0` against `grad`.
+fn check_fd(p0: &[f64], grad: &[f64], tol: f64, value: impl Fn(&[f64]) -> f64, what: &str) {
+    assert_eq!(grad.len(), p0.len());
+    let h = 1e-5;
+    for j in 0..p0.len() {
+        let at = |d: f64| {
+            let mut p = p0.to_vec();
+            p[j] += d;
+            value(&p)
+        };
+        let fd = (at(h) - at(-h)) / (2.0 * h);
+        assert!(
+            (grad[j] - fd).abs() <= tol * (1.0 + fd.abs()),
+            "{what}, parameter {j}: analytic {} vs central difference {fd}",
+            grad[j]
+        );
+    }
+}
+
+#[test]
+fn regression_lml_gradient_matches_central_differences() {
+    let x = inputs(12, 17);
+    let y = targets(&x);
+    let z = inputs(4, 18);
+    for prior in PRIORS {
+        let build = |p: &[f64]| {
+            let mut k = kernel();
+            k.set_params(&p[..p.len() - 1]).unwrap();
+            let noise = p[p.len() - 1].exp();
+            SparseRegression::at(prior, x.as_ref(), &y, k, Mean::Zero, noise, z.as_ref(), 1e-6)
+                .unwrap()
+        };
+        let mut p0 = kernel().params();
+        p0.push(0.1f64.ln());
+        let g = build(&p0).lml_gradient().unwrap();
+        check_fd(&p0, &g, 1e-6, |p| build(p).lml(), prior.name());
+    }
+}
+
+#[test]
+fn ep_lml_gradient_matches_central_differences_of_the_whole_ep() {
+    let x = inputs(12, 19);
+    let lab = labels(&x);
+    let z = inputs(4, 20);
+    let options = EpOptions {
+        tol: 1e-13,
+        max_sweeps: 1000,
+        ..EpOptions::default()
+    };
+    for prior in PRIORS {
+        let build = |p: &[f64]| {
+            let mut k = kernel();
+            k.set_params(p).unwrap();
+            SparseEp::at(prior, x.as_ref(), &lab, k, z.as_ref(), 1e-6, &options).unwrap()
+        };
+        let p0 = kernel().params();
+        let g = build(&p0).lml_gradient().unwrap();
+        check_fd(&p0, &g, 1e-6, |p| build(p).lml(), prior.name());
+    }
+}
+
+#[test]
+fn fitting_raises_the_sparse_evidence() {
+    let x = inputs(20, 21);
+    let y = targets(&x);
+    let lab = labels(&x);
+    let z = inputs(5, 22);
+    let start = Kernel::parse("se(ls=[3.0, 3.0], var=0.3)").unwrap();
+    let fit = crate::fit::FitOptions::default();
+    for prior in PRIORS {
+        let before = SparseRegression::at(
+            prior,
+            x.as_ref(),
+            &y,
+            start.clone(),
+            Mean::Zero,
+            0.5,
+            z.as_ref(),
+            1e-6,
+        )
+        .unwrap();
+        let after = SparseRegression::fit(
+            prior,
+            x.as_ref(),
+            &y,
+            start.clone(),
+            Mean::Zero,
+            0.5,
+            z.as_ref(),
+            1e-6,
+            &fit,
+        )
+        .unwrap();
+        assert!(after.lml() > before.lml() + 1.0, "{}", prior.name());
+        let g = after.lml_gradient().unwrap();
+        assert!(g.iter().all(|v| v.abs() < 1e-3), "{}: {g:?}", prior.name());
+
+        let ep = |k: Kernel| {
+            SparseEp::at(prior, x.as_ref(), &lab, k, z.as_ref(), 1e-6, &EpOptions::default())
+                .unwrap()
+        };
+        let fitted = SparseEp::fit(
+            prior,
+            x.as_ref(),
+            &lab,
+            start.clone(),
+            z.as_ref(),
+            1e-6,
+            &EpOptions::default(),
+            &fit,
+        )
+        .unwrap();
+        assert!(fitted.lml() > ep(start.clone()).lml() + 0.1, "{}", prior.name());
+    }
 }
