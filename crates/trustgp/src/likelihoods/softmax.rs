@@ -138,7 +138,11 @@ mod tests {
                 let (gp, gm) = (s.gradient(&fp, y), s.gradient(&fm, y));
                 for a in 0..4 {
                     let fd = -(gp[a] - gm[a]) / (2.0 * h);
-                    assert!((w[(a, k)] - fd).abs() < 1e-9, "W[{a},{k}]: {} vs {fd}", w[(a, k)]);
+                    assert!(
+                        (w[(a, k)] - fd).abs() < 1e-9,
+                        "W[{a},{k}]: {} vs {fd}",
+                        w[(a, k)]
+                    );
                 }
             }
             // W 1 = 0: the softmax is invariant under adding a constant to every latent value.

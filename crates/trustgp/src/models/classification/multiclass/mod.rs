@@ -111,7 +111,11 @@ impl ClassKernels {
             ClassKernels::PerClass(ks) => ks
                 .iter()
                 .enumerate()
-                .flat_map(|(c, k)| k.param_names().into_iter().map(move |s| format!("class{c}.{s}")))
+                .flat_map(|(c, k)| {
+                    k.param_names()
+                        .into_iter()
+                        .map(move |s| format!("class{c}.{s}"))
+                })
                 .collect(),
         }
     }
@@ -302,8 +306,7 @@ impl MulticlassLaplace {
         let objective = |p: &[f64]| -> Result<(f64, Vec<f64>), String> {
             let mut ks = kernels.clone();
             ks.set_params(p).map_err(|e| e.to_string())?;
-            let (mode, _, grad) =
-                evaluate(&ks, x, y, classes, true).map_err(|e| e.to_string())?;
+            let (mode, _, grad) = evaluate(&ks, x, y, classes, true).map_err(|e| e.to_string())?;
             Ok((mode.lml, grad.unwrap_or_default()))
         };
         let (best, reports) = maximize(
@@ -393,7 +396,10 @@ impl MulticlassLaplace {
     ///
     /// # Errors
     /// [`ModelError::Invalid`] if `c` is not a class index.
-    pub fn class_posterior(&self, c: usize) -> Result<LinearGaussian<'_, Kernel, Mean>, ModelError> {
+    pub fn class_posterior(
+        &self,
+        c: usize,
+    ) -> Result<LinearGaussian<'_, Kernel, Mean>, ModelError> {
         if c >= self.classes {
             return Err(ModelError::Invalid(format!(
                 "class {c} out of range (the model has {} classes)",

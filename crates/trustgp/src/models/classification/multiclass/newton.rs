@@ -27,6 +27,8 @@ use crate::models::ModelError;
 const MAX_ITER: usize = 200;
 /// Converged when no latent value moves by more than this (relative to `1 + max |f|`).
 const STEP_TOL: f64 = 1e-11;
+/// Converged when the Newton objective changes by less than this (relative to `1 + |Ψ|`).
+const OBJECTIVE_TOL: f64 = 1e-13;
 /// Step halvings tried when a full Newton step lowers the objective.
 const MAX_HALVINGS: usize = 40;
 
@@ -113,11 +115,7 @@ pub(super) fn curvature(
     }
     let m = Cholesky::factor(&m, "M = Σ_c E_c", par)?;
     half_log_det += 0.5 * m.log_det();
-    Ok(Curvature {
-        e,
-        m,
-        half_log_det,
-    })
+    Ok(Curvature { e, m, half_log_det })
 }
 
 /// `K a`, class by class.
@@ -186,11 +184,7 @@ fn objective(softmax: &Softmax, a: &[f64], f: &[f64], y: &[usize]) -> f64 {
 
 /// The mode of `log p(y | f) + log N(f; 0, K)` and the Laplace quantities there; `k` holds
 /// one `n×n` covariance matrix per class.
-pub(super) fn find_mode(
-    k: &[Mat<f64>],
-    y: &[usize],
-    par: Parallelism,
-) -> Result<Mode, ModelError> {
+pub(super) fn find_mode(k: &[Mat<f64>], y: &[usize], par: Parallelism) -> Result<Mode, ModelError> {
     let softmax = Softmax::new(k.len()).map_err(|e| ModelError::Invalid(e.0))?;
     let n = y.len();
     let cn = k.len() * n;
@@ -223,10 +217,14 @@ pub(super) fn find_mode(
             .iter()
             .zip(&f)
             .fold(0.0f64, |m, (u, v)| m.max((u - v).abs()));
+        // Also stop when the objective no longer moves: with an ill-conditioned K (many close
+        // inputs) the iterates carry round-off far above STEP_TOL while Ψ has converged
+        // (near the mode Ψ's change is quadratic in the step).
+        let flat = (psi_new - psi).abs() <= OBJECTIVE_TOL * (1.0 + psi.abs());
         a = a_new;
         f = f_new;
         psi = psi_new;
-        if step <= STEP_TOL * scale {
+        if step <= STEP_TOL * scale || (iteration > 1 && flat) {
             let pi = probabilities(&softmax, &f, n);
             let curvature = curvature(k, &pi, par)?;
             let lml = psi - curvature.half_log_det;

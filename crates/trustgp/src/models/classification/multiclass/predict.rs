@@ -98,7 +98,9 @@ impl MulticlassLaplace {
                 let l = chol.l();
                 let mu: Vec<f64> = (0..classes).map(|c| latent.mean[(j, c)]).collect();
                 let mut rng = StdRng::seed_from_u64(
-                    seed ^ (j as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    seed ^ (j as u64)
+                        .wrapping_add(1)
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15),
                 );
                 let mut acc = vec![0.0; classes];
                 let (mut plus, mut minus) = (vec![0.0; classes], vec![0.0; classes]);

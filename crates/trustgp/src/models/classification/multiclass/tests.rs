@@ -21,7 +21,9 @@ fn data(n: usize, classes: usize, seed: u64) -> (Mat<f64>, Vec<usize>) {
             if i < classes {
                 i
             } else {
-                ((x[(i, 0)] + 2.0) * classes as f64 / 4.0).floor().min(classes as f64 - 1.0) as usize
+                ((x[(i, 0)] + 2.0) * classes as f64 / 4.0)
+                    .floor()
+                    .min(classes as f64 - 1.0) as usize
             }
         })
         .collect();
@@ -197,7 +199,11 @@ fn predictions_match_the_dense_textbook_form() {
     }
     // Each class's linear-Gaussian form gives the same marginals.
     for c in 0..classes {
-        let m = model.class_posterior(c).unwrap().marginals(xs.as_ref()).unwrap();
+        let m = model
+            .class_posterior(c)
+            .unwrap()
+            .marginals(xs.as_ref())
+            .unwrap();
         for j in 0..xs.nrows() {
             assert!((m.mean[j] - latent.mean[(j, c)]).abs() < 1e-12);
             assert!((m.var[j] - latent.cov[j][(c, c)]).abs() < 1e-12);
@@ -219,7 +225,9 @@ fn check_gradient(kernels: ClassKernels, classes: usize, seed: u64) {
             p[j] += delta;
             let mut ks = kernels.clone();
             ks.set_params(&p).unwrap();
-            MulticlassLaplace::at(x.as_ref(), &y, classes, ks).unwrap().lml()
+            MulticlassLaplace::at(x.as_ref(), &y, classes, ks)
+                .unwrap()
+                .lml()
         };
         let fd = (at(h) - at(-h)) / (2.0 * h);
         assert!(
@@ -246,7 +254,12 @@ fn lml_gradient_matches_central_differences_shared_ard_kernel() {
 
 /// The binary logit Laplace approximation by dense Newton: (LML, latent mean, latent variance
 /// at `xs`) for labels `t ∈ {±1}`.
-fn binary_logit(k: &Mat<f64>, kstar: &Mat<f64>, kss: &[f64], t: &[f64]) -> (f64, Vec<f64>, Vec<f64>) {
+fn binary_logit(
+    k: &Mat<f64>,
+    kstar: &Mat<f64>,
+    kss: &[f64],
+    t: &[f64],
+) -> (f64, Vec<f64>, Vec<f64>) {
     let n = t.len();
     let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
     let mut f = vec![0.0; n];
@@ -265,7 +278,9 @@ fn binary_logit(k: &Mat<f64>, kstar: &Mat<f64>, kss: &[f64], t: &[f64]) -> (f64,
     let (grad, w) = derivs(&f);
     let sw = Mat::from_fn(n, n, |i, j| if i == j { w[i].sqrt() } else { 0.0 });
     let b = eye(n) + &sw * k * &sw;
-    let logdet = Cholesky::factor(&b, "B", Parallelism::Sequential).unwrap().log_det();
+    let logdet = Cholesky::factor(&b, "B", Parallelism::Sequential)
+        .unwrap()
+        .log_det();
     let kinv_f = solve(k, &col(&f));
     let quad: f64 = (0..n).map(|i| f[i] * kinv_f[(i, 0)]).sum();
     let loglik: f64 = (0..n).map(|i| sig(t[i] * f[i]).ln()).sum();
@@ -285,8 +300,7 @@ fn binary_logit(k: &Mat<f64>, kstar: &Mat<f64>, kss: &[f64], t: &[f64]) -> (f64,
 fn two_classes_with_a_shared_kernel_are_the_binary_logit_gp_with_twice_the_kernel() {
     let (x, y) = data(10, 2, 5);
     let shared = kernel("se(ls=0.9, var=1.7)");
-    let model =
-        MulticlassLaplace::at(x.as_ref(), &y, 2, ClassKernels::Shared(shared)).unwrap();
+    let model = MulticlassLaplace::at(x.as_ref(), &y, 2, ClassKernels::Shared(shared)).unwrap();
     let doubled = kernel("se(ls=0.9, var=3.4)");
     let xs = Mat::from_fn(5, 2, |i, j| -1.5 + 0.6 * i as f64 + 0.2 * j as f64);
     // Class 0 has probability σ(f_0 − f_1): binary label +1 for class 0.
@@ -297,7 +311,11 @@ fn two_classes_with_a_shared_kernel_are_the_binary_logit_gp_with_twice_the_kerne
         &doubled.diag(xs.as_ref()),
         &t,
     );
-    assert!((model.lml() - lml).abs() < 1e-9, "{} vs binary {lml}", model.lml());
+    assert!(
+        (model.lml() - lml).abs() < 1e-9,
+        "{} vs binary {lml}",
+        model.lml()
+    );
     let latent = model.predict_latent(xs.as_ref()).unwrap();
     for j in 0..xs.nrows() {
         let g = latent.mean[(j, 0)] - latent.mean[(j, 1)];
@@ -327,7 +345,9 @@ fn probabilities_sum_to_one_are_seeded_and_match_quadrature_for_two_classes() {
     assert_eq!(p, model.predict_proba(xs.as_ref(), 2000, 11).unwrap());
     assert_ne!(p, model.predict_proba(xs.as_ref(), 2000, 12).unwrap());
     // A row's numbers do not depend on the other rows predicted with it.
-    let last = model.predict_proba(xs.as_ref().subrows(0, 1), 2000, 11).unwrap();
+    let last = model
+        .predict_proba(xs.as_ref().subrows(0, 1), 2000, 11)
+        .unwrap();
     assert_eq!(last[(0, 1)], p[(0, 1)]);
 
     // C = 2: p(class 0) = E σ(g), g ~ N(μ_0 − μ_1, v); a fine 1-D rule for the reference.
@@ -356,7 +376,11 @@ fn probabilities_sum_to_one_are_seeded_and_match_quadrature_for_two_classes() {
             })
             .sum();
         // 200k antithetic draws of a [0, 1] quantity: standard error ≤ 0.5/√200000 ≈ 1.1e-3.
-        assert!((p2[(j, 0)] - exact).abs() < 5e-3, "{} vs {exact}", p2[(j, 0)]);
+        assert!(
+            (p2[(j, 0)] - exact).abs() < 5e-3,
+            "{} vs {exact}",
+            p2[(j, 0)]
+        );
     }
 }
 
@@ -372,10 +396,18 @@ fn fitting_raises_the_evidence_and_is_reproducible() {
         ..FitOptions::default()
     };
     let fitted = MulticlassLaplace::fit(x.as_ref(), &y, classes, start.clone(), &options).unwrap();
-    assert!(fitted.lml() > before.lml() + 1e-3, "{} vs {}", fitted.lml(), before.lml());
+    assert!(
+        fitted.lml() > before.lml() + 1e-3,
+        "{} vs {}",
+        fitted.lml(),
+        before.lml()
+    );
     assert_eq!(fitted.reports().len(), 2);
     let g = fitted.lml_gradient().unwrap();
-    assert!(g.iter().all(|v| v.abs() < 1e-3), "not at a stationary point: {g:?}");
+    assert!(
+        g.iter().all(|v| v.abs() < 1e-3),
+        "not at a stationary point: {g:?}"
+    );
     let again = MulticlassLaplace::fit(x.as_ref(), &y, classes, start, &options).unwrap();
     assert_eq!(fitted.lml(), again.lml());
 }

@@ -196,7 +196,8 @@ impl SparseEp {
         })
     }
 
-    /// Fits the kernel's log-hyperparameters by maximising the EP evidence
+    /// Fits the kernel's log-hyperparameters by maximising the EP evidence (FIC, DTC; see
+    /// [`SparseEp::lml_gradient`] for VAR)
     /// ([`SparseEp::lml`], analytic gradient at converged sites), running EP from scratch at
     /// every evaluation (so the result does not depend on the evaluation order); L-BFGS-B from
     /// the given values plus `options.restarts` seeded restarts (only `optimize`, `restarts`,
@@ -204,7 +205,8 @@ impl SparseEp {
     /// lengthscale values is initialised from the data first.
     ///
     /// # Errors
-    /// As for [`SparseEp::at`], or every optimiser start failing.
+    /// As for [`SparseEp::at`], the VAR prior with `fit.optimize`, or every optimiser start
+    /// failing.
     #[allow(clippy::too_many_arguments)]
     pub fn fit(
         prior: SparsePrior,
@@ -222,6 +224,7 @@ impl SparseEp {
         if !fit.optimize {
             return Ok(start);
         }
+        start.lml_gradient()?;
         let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
             let mut k = kernel.clone();
             k.set_params(v).map_err(|e| e.to_string())?;
@@ -248,13 +251,24 @@ impl SparseEp {
         self.lml
     }
 
-    /// The gradient of [`SparseEp::lml`] in the kernel's log-hyperparameters: at converged
-    /// sites it is that of `log N(μ̃ | 0, Q_ff + G + T̃⁻¹)` (and VAR's trace term) with the
-    /// sites held fixed (R&W §5.5.2); checked against finite differences of the full EP.
+    /// The gradient of [`SparseEp::lml`] in the kernel's log-hyperparameters (FIC and DTC): at
+    /// converged sites it is that of `log N(μ̃ | 0, Q_ff + G + T̃⁻¹)` with the sites held fixed,
+    /// because the EP evidence is stationary in the sites there (R&W §5.5.2); checked against
+    /// finite differences of the whole EP.
     ///
     /// # Errors
-    /// A `K_uu` that cannot be factorised (not for a model that [`SparseEp::at`] built).
+    /// VAR, whose evidence (DTC's minus `½ Σ τ̃_i (K_ii − Q_ii)`) is *not* stationary in its
+    /// sites (they are DTC's), so the fixed-site gradient is not its derivative and the exact
+    /// one needs the sites' implicit derivatives; or a `K_uu` that cannot be factorised.
     pub fn lml_gradient(&self) -> Result<Vec<f64>, ModelError> {
+        if self.prior == SparsePrior::Var {
+            return Err(ModelError::Invalid(
+                "sparse EP: no analytic evidence gradient under the VAR prior (its evidence is \
+                 not stationary in the EP sites); fit under DTC, whose sites and predictions \
+                 VAR shares"
+                    .into(),
+            ));
+        }
         let (x, z) = (self.x.as_ref(), self.z.as_ref());
         let low = LowRank::new(&self.kernel, x, z, self.jitter, self.prior)?;
         let target: Vec<f64> = self
@@ -307,8 +321,7 @@ impl SparseEp {
     pub fn predict_proba(&self, xs: MatRef<'_, f64>) -> Result<Vec<f64>, ModelError> {
         crate::models::checks::check_test_inputs(xs, self.z.ncols())?;
         let m = self.linear_gaussian().marginals(xs)?;
-        Ok(m
-            .mean
+        Ok(m.mean
             .iter()
             .zip(&m.var)
             .map(|(mu, v)| cdf(mu / (1.0 + v.max(0.0)).sqrt()))
@@ -434,7 +447,8 @@ fn evidence(
         let s = 1.0 / (1.0 / var - tau[i]);
         let mu = s * (mean / var - nu[i]);
         let one = 1.0 + tau[i] * s;
-        lml += log_cdf(y[i] * mu / (1.0 + s).sqrt()) + 0.5 * one.ln()
+        lml += log_cdf(y[i] * mu / (1.0 + s).sqrt())
+            + 0.5 * one.ln()
             + (tau[i] * mu * mu - 2.0 * mu * nu[i] - nu[i] * nu[i] * s) / (2.0 * one)
             + 0.5 * nu[i] * mean
             - 0.5 * (1.0 + low.g[i] * tau[i]).ln();

@@ -86,11 +86,7 @@ impl LowRank {
         for i in 0..z.nrows() {
             kuu[(i, i)] += jitter;
         }
-        let l = Cholesky::factor(
-            &kuu,
-            "inducing covariance K_uu",
-            parallelism_for(z.nrows()),
-        )?;
+        let l = Cholesky::factor(&kuu, "inducing covariance K_uu", parallelism_for(z.nrows()))?;
         let mut v = kernel.cross(z, x);
         l.solve_lower_in_place(v.as_mut());
         let kdiag = kernel.diag(x);
