@@ -117,8 +117,8 @@ mod tests {
             assert!((pc - fc.exp() / z).abs() < 1e-15);
         }
         assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-15);
-        for y in 0..4 {
-            assert!((s.log_prob(&F, y) - (F[y].exp() / z).ln()).abs() < 1e-14);
+        for (y, fy) in F.iter().enumerate() {
+            assert!((s.log_prob(&F, y) - (fy.exp() / z).ln()).abs() < 1e-14);
         }
     }
 

@@ -208,6 +208,15 @@ fn check_labels(x: MatRef<'_, f64>, y: &[usize], classes: usize) -> Result<(), M
     Ok(())
 }
 
+/// The Laplace approximation at fixed kernels.
+struct Evaluated {
+    mode: newton::Mode,
+    /// `S = (K + W⁻¹)⁻¹`.
+    s: Mat<f64>,
+    /// The LML gradient in the flat log-hyperparameters, if it was asked for.
+    grad: Option<Vec<f64>>,
+}
+
 /// The Laplace approximation at fixed kernels, and optionally its gradient.
 fn evaluate(
     kernels: &ClassKernels,
@@ -215,7 +224,7 @@ fn evaluate(
     y: &[usize],
     classes: usize,
     want_grad: bool,
-) -> Result<(newton::Mode, Mat<f64>, Option<Vec<f64>>), ModelError> {
+) -> Result<Evaluated, ModelError> {
     let k = kernels.matrices(x, classes);
     let mode = newton::find_mode(&k, y, parallelism_for(x.nrows()))?;
     let s = newton::s_matrix(&mode.curvature);
@@ -223,7 +232,7 @@ fn evaluate(
         let w = gradient::contraction_weights(&k, &mode, &s);
         kernels.contract(x, &w)
     });
-    Ok((mode, s, grad))
+    Ok(Evaluated { mode, s, grad })
 }
 
 impl MulticlassLaplace {
@@ -259,7 +268,7 @@ impl MulticlassLaplace {
                 ));
             }
         }
-        let (mode, s, _) = evaluate(&kernels, x, y, classes, false)?;
+        let Evaluated { mode, s, .. } = evaluate(&kernels, x, y, classes, false)?;
         let n = y.len();
         let t = (0..classes * n)
             .map(|j| {
@@ -306,8 +315,8 @@ impl MulticlassLaplace {
         let objective = |p: &[f64]| -> Result<(f64, Vec<f64>), String> {
             let mut ks = kernels.clone();
             ks.set_params(p).map_err(|e| e.to_string())?;
-            let (mode, _, grad) = evaluate(&ks, x, y, classes, true).map_err(|e| e.to_string())?;
-            Ok((mode.lml, grad.unwrap_or_default()))
+            let e = evaluate(&ks, x, y, classes, true).map_err(|e| e.to_string())?;
+            Ok((e.mode.lml, e.grad.unwrap_or_default()))
         };
         let (best, reports) = maximize(
             plain(objective),
@@ -336,8 +345,8 @@ impl MulticlassLaplace {
     /// # Errors
     /// As for [`MulticlassLaplace::at`].
     pub fn lml_gradient(&self) -> Result<Vec<f64>, ModelError> {
-        let (_, _, g) = evaluate(&self.kernels, self.x.as_ref(), &self.y, self.classes, true)?;
-        Ok(g.unwrap_or_default())
+        let e = evaluate(&self.kernels, self.x.as_ref(), &self.y, self.classes, true)?;
+        Ok(e.grad.unwrap_or_default())
     }
 
     /// The number of classes `C`.
