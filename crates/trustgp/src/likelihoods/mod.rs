@@ -13,12 +13,15 @@
 //! * [`Imq`] — the robust IMQ pseudo-likelihood of RCGP, RCSVGP and RCaGP, built on the one
 //!   home of the IMQ weight algebra, [`imq`].
 //! * [`Bernoulli`] — binary classification, labels `±1`, probit or logit link.
+//! * [`Softmax`] — the multi-class softmax over `C` latent values per observation (its own
+//!   type: the trait above has one latent value per observation).
 
 mod bernoulli;
 mod gaussian;
 pub mod imq;
 mod imq_likelihood;
 pub mod quadrature;
+mod softmax;
 mod student_t;
 #[cfg(test)]
 mod tests;
@@ -29,6 +32,7 @@ pub use bernoulli::{Bernoulli, Link, LogitIntegral};
 pub use gaussian::Gaussian;
 pub use imq::{ImqPoint, ImqWeighting};
 pub use imq_likelihood::Imq;
+pub use softmax::Softmax;
 pub use student_t::{ln_gamma_half_ratio, ln_gamma_half_ratio_derivative};
 
 pub use student_t::{student_t_log_pdf, student_t_noise_variance, StudentT};

@@ -6,6 +6,8 @@
 //!   grouped fit they share; fitting from a target matrix with missing entries; task-indexed data.
 //! * [`laplace`] — the Laplace approximation for any likelihood, and the Student-t GP on it.
 //! * [`classification`] — binary GP classification (Bernoulli likelihood) by Laplace or EP.
+//! * [`classification`] — multi-class Laplace (softmax), and the sparse FIC/DTC/VAR posteriors
+//!   for regression and EP classification.
 //! * [`sparse`] — sparse GPs with a collapsed bound: SGPR and the robust RCSVGP.
 //! * [`svgp`] — stochastic variational GP (Gaussian or Student-t likelihood), minibatch-trained.
 //! * [`relevance_pursuit`] — SGPR with relevance pursuit (RRP): sparse per-point extra noise
