@@ -22,7 +22,7 @@
 //! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
 
 pub mod approximate;
-mod checks;
+pub(crate) mod checks;
 pub mod computation_aware;
 pub mod conjugate;
 pub mod exact;
