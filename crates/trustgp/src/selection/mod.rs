@@ -3,6 +3,7 @@
 //! over kernels and Bayesian model averaging over the most probable ones (spec `vbks.md`).
 
 mod belief;
+mod fitted;
 mod grammar;
 mod mixture;
 mod space;
@@ -11,6 +12,7 @@ mod vbks;
 use thiserror::Error;
 
 pub use self::belief::{softmax, BeliefConfig, KernelBelief};
+pub use self::fitted::{KernelProbability, SelectedModel, LISTED_KERNELS};
 pub use self::grammar::Structure;
 pub use self::mixture::{mixture_moments, Component, Mixture};
 pub use self::space::{KernelSpace, BASES};
@@ -36,4 +38,13 @@ pub enum SelectionError {
     /// An error of a candidate's sparse GP.
     #[error(transparent)]
     Model(#[from] ModelError),
+}
+
+impl From<SelectionError> for ModelError {
+    fn from(e: SelectionError) -> Self {
+        match e {
+            SelectionError::Model(m) => m,
+            other => ModelError::Invalid(other.to_string()),
+        }
+    }
 }

@@ -11,7 +11,9 @@
 //! another. All kernels see the same minibatch sequence (one seed), and training is split into
 //! stages; after each stage (a checkpoint) every `L*_i` is estimated on one fixed evaluation
 //! subset `E` shared by all kernels (common random numbers, spec §4.1), `q(g)` is refitted
-//! (warm-started) and the kernel posterior `q(k)` is computed by Monte Carlo (eq. 13).
+//! (warm-started, and also cold from the prior, keeping the better: the objective is
+//! multimodal, see [`KernelBelief::refit_warm_or_cold`]) and the kernel posterior `q(k)` is
+//! computed by Monte Carlo (eq. 13).
 //!
 //! After training, the top kernels are kept (pruning, spec §2.12): `q(g)` restricted to them
 //! is refitted against their `L*` (nothing is retrained) and its `q̃(k)` weighs the model
@@ -223,13 +225,13 @@ impl Vbks {
                 }
             }
             let local = local_elbos(&models, x, y, &eval)?;
-            let steps_g = if stage == 0 {
-                config.belief.cold_steps
-            } else {
-                config.belief.warm_steps
-            };
             let seed_g = stream(stream(config.seed, BELIEF_STREAM), stage as u64);
-            belief.refit(&local, steps_g, &config.belief, seed_g)?;
+            if stage == 0 {
+                belief.refit(&local, config.belief.cold_steps, &config.belief, seed_g)?;
+            } else {
+                // F is multimodal: see `KernelBelief::refit_warm_or_cold`.
+                belief.refit_warm_or_cold(&local, &config.belief, seed_g)?;
+            }
             let probabilities =
                 belief.probabilities(config.belief.posterior_samples, seed_g, Some(&local));
             let checkpoint = Checkpoint {
@@ -513,7 +515,7 @@ fn pruned_weights(
     }
     let mut pruned = belief.restrict(top)?;
     let kept: Vec<f64> = top.iter().map(|&i| l_star[i]).collect();
-    pruned.refit(&kept, config.warm_steps, config, seed)?;
+    pruned.refit_warm_or_cold(&kept, config, seed)?;
     Ok(pruned.probabilities(config.posterior_samples, seed, Some(&kept)))
 }
 
