@@ -581,6 +581,7 @@ impl Regressor {
 }
 
 /// One exact GP or RCGP per target, each on the rows where its target is observed.
+#[allow(clippy::too_many_arguments)]
 fn fit_per_target(
     data: &Dataset,
     xs: &Mat<f64>,
