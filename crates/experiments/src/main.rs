@@ -17,6 +17,8 @@ mod safe_tables;
 mod safe_transfer;
 mod scale_models;
 mod table1;
+mod vbks_synthetic;
+mod vbks_timing;
 
 use clap::{Parser, Subcommand};
 
@@ -52,6 +54,10 @@ enum Command {
     Imputation(mo_figures::ImputationArgs),
     /// MO-RCGP paper Figure 1: Navitoclax dose-response of two cell lines.
     Navitoclax(mo_figures::NavitoclaxArgs),
+    /// VBKS paper Fig. 2: the true kernel's posterior probability against the data used.
+    VbksSynthetic(vbks_synthetic::Args),
+    /// VBKS: time per iteration against the number of kernels K and inducing points M.
+    VbksTiming(vbks_timing::Args),
 }
 
 fn main() {
@@ -72,6 +78,8 @@ fn main() {
         Command::FlashCrash(a) => flash_crash::run(&a),
         Command::Imputation(a) => mo_figures::imputation(&a),
         Command::Navitoclax(a) => mo_figures::navitoclax(&a),
+        Command::VbksSynthetic(a) => vbks_synthetic::run(&a),
+        Command::VbksTiming(a) => vbks_timing::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

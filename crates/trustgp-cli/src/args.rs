@@ -31,6 +31,19 @@ pub enum Command {
     /// Run safe active learning (optionally with transfer from source tasks) on a built-in
     /// benchmark; report the paper's metrics.
     SafeAl(SafeAlArgs),
+    /// Print a candidate kernel space of kernel selection (vbks): its canonical expressions.
+    Kernels(KernelsArgs),
+}
+
+/// `trustgp kernels`.
+#[derive(Args, Debug)]
+pub struct KernelsArgs {
+    /// k144, k12, or kernel expressions separated by `;`.
+    #[arg(long, default_value = "k144")]
+    pub space: String,
+    /// Print one JSON object instead of one expression per line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
@@ -48,7 +61,8 @@ pub struct ModelArgs {
     /// Model: gp, rcgp (robust), mogp (multi-output), mo-rcgp (robust multi-output), or an
     /// approximate model for large data: sgpr, svgp, rcsvgp (robust sparse), cagp
     /// (computation-aware), rcagp (robust computation-aware), rrp (sparse with relevance
-    /// pursuit: per-point extra noise for outliers); gpc: GP classification (the target
+    /// pursuit: per-point extra noise for outliers), vbks (kernel selection: a model average
+    /// over the most probable of many candidate kernels); gpc: GP classification (the target
     /// column holds class labels, numbers or names).
     #[arg(long, default_value = "gp")]
     pub model: String,
@@ -122,6 +136,20 @@ pub struct ModelArgs {
     /// RCaGP paper) instead of fixing it at an exact RCGP's estimate on up to 1000 rows.
     #[arg(long)]
     pub free_noise: bool,
+    /// vbks: the candidate kernels, k144 (default: the 144 kernels to level 3 of the grammar),
+    /// k12, or kernel expressions separated by `;`, e.g. "se; per * lin; (per + rq) * lin".
+    #[arg(long)]
+    pub kernels: Option<String>,
+    /// vbks: kernels kept for the model average (default 10).
+    #[arg(long)]
+    pub top: Option<usize>,
+    /// vbks: passes over the data (default: 1000 minibatch iterations, at least one pass).
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// vbks: hyperparameters as point estimates (point, the default); full (a posterior over
+    /// them) is not available in this build.
+    #[arg(long)]
+    pub mode: Option<String>,
     /// Start a fit even when its estimated memory exceeds this machine's.
     #[arg(long)]
     pub force: bool,

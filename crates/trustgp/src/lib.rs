@@ -35,6 +35,7 @@ pub mod optim;
 pub mod posterior;
 pub mod report;
 pub mod robust;
+pub mod selection;
 pub mod sequential;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.

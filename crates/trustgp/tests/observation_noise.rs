@@ -87,6 +87,18 @@ fn posterior_and_noise(r: &Regressor, t: usize, xs: MatRef<'_, f64>) -> (Margina
                 };
                 (g.marginals(xs).unwrap(), noise)
             }
+            SingleOutput::Vbks(v) => {
+                let latent = v.mixture.predict(xs, true).unwrap();
+                let noise = v.noise();
+                // Each kernel's own noise added before mixing (the mixture's y-predictive)
+                // equals the latent mixture plus the weighted mean noise.
+                let y = v.mixture.predict(xs, false).unwrap();
+                for i in 0..xs.nrows() {
+                    assert_close(y.var[i], latent.var[i] + noise, 1e-12, "vbks y variance");
+                    assert_eq!(y.mean[i], latent.mean[i]);
+                }
+                (latent, Noise::Gaussian(noise))
+            }
         },
         Fitted::Joint(model, _) => {
             let noise = model.noise();
@@ -169,10 +181,14 @@ fn check(cfg: RegressorConfig) -> Vec<Noise> {
 }
 
 fn config(model: ModelKind) -> RegressorConfig {
-    RegressorConfig {
+    let mut cfg = RegressorConfig {
         model,
         ..RegressorConfig::default()
-    }
+    };
+    // Kernel selection over two candidates, briefly: its likelihood is what is checked.
+    cfg.vbks.kernels = "se; se + lin".into();
+    cfg.vbks.epochs = Some(2);
+    cfg
 }
 
 #[test]

@@ -6,6 +6,7 @@ pub mod classify;
 pub mod demo;
 pub mod evaluate;
 pub mod fit;
+pub mod kernels;
 pub mod predict;
 pub mod safe_al;
 pub mod safe_suggest;
@@ -52,6 +53,10 @@ pub fn options(a: &ModelArgs) -> ModelOptions {
         lr: a.lr,
         batch_size: a.batch_size,
         free_noise: a.free_noise,
+        kernels: a.kernels.clone(),
+        top: a.top,
+        epochs: a.epochs,
+        mode: a.mode.clone(),
     }
 }
 
@@ -83,12 +88,25 @@ pub fn fit_with_progress(
 ) -> Result<Regressor, CliError> {
     let what = format!("fitting {} to {} {rows}", cfg.model.name(), data.n());
     let progress = Progress::start(&what);
-    let model = Regressor::fit_observed(data, cfg, &mut |t, i, f| {
-        progress.set_message(format!(
-            "{what}: target {}, evaluation {i}, objective {f:.4}",
-            t + 1
-        ))
-    });
+    // A model with more to say than its objective (vbks: the leading kernels) says it
+    // through `status`, which then replaces the evaluation counter.
+    let status_given = std::cell::Cell::new(false);
+    let model = Regressor::fit_reporting(
+        data,
+        cfg,
+        &mut |t, i, f| {
+            if !status_given.get() {
+                progress.set_message(format!(
+                    "{what}: target {}, evaluation {i}, objective {f:.4}",
+                    t + 1
+                ))
+            }
+        },
+        &mut |s| {
+            status_given.set(true);
+            progress.set_message(format!("{what}: {s}"))
+        },
+    );
     progress.finish();
     let model = model?;
     for w in &model.warnings {

@@ -101,6 +101,19 @@ impl FitCost {
         };
         let (nf, p) = (n as f64, d as f64 + 2.0);
         let (bytes, seconds) = match cfg.model.approximate() {
+            None if cfg.model == ModelKind::Vbks => {
+                // K candidates, each O(M²) memory and O(M³ + B M²) per iteration (10 M³ for
+                // the factorisations and the natural-gradient step, as for SVGP).
+                let k = crate::selection::KernelSpace::parse(&cfg.vbks.kernels)
+                    .map_or(144.0, |s| s.len() as f64);
+                let vc = cfg.vbks.config(n, &cfg.approx, cfg.initial_noise(), 0);
+                let (m, b) = (vc.inducing as f64, vc.batch_size as f64);
+                let iteration = k * (10.0 * m.powi(3) + b * m * (m + p)) / FLOP_RATE;
+                (
+                    k * 6.0 * m * m * 8.0 + nf * (d as f64 + 1.0) * 8.0,
+                    outputs as f64 * vc.iterations as f64 * iteration,
+                )
+            }
             None => {
                 // One joint model over n·T entries, or T models over n rows each.
                 let (size, fits) = if cfg.model.is_multi_output() {

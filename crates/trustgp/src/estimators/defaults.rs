@@ -39,3 +39,16 @@ pub const DEFAULT_ADAM_TOLERANCE: f64 = 1e-5;
 /// small data, minutes at a few thousand rows): a million restarts ran for about 14 hours
 /// without a word, and beyond a thousand the best objective no longer moves in practice.
 pub const MAX_RESTARTS: usize = 1000;
+
+/// vbks: the candidate kernels (the 144 kernels to level 3 of the kernel grammar).
+pub const DEFAULT_VBKS_KERNELS: &str = "k144";
+/// vbks: kernels kept for the model average (the VBKS paper's 10).
+pub const DEFAULT_VBKS_TOP: usize = 10;
+/// vbks: inducing points shared by all kernels (at most the rows).
+pub const DEFAULT_VBKS_INDUCING: usize = 50;
+/// vbks: minibatch size (the VBKS paper's 128 for Swissgrid).
+pub const DEFAULT_VBKS_BATCH: usize = 128;
+/// vbks: iterations when `--epochs` is not given (at least one pass over the data).
+pub const DEFAULT_VBKS_ITERATIONS: usize = 1000;
+/// vbks: checkpoints at which the kernel posterior is refitted (and progress shown).
+pub const DEFAULT_VBKS_CHECKPOINTS: usize = 10;

@@ -12,9 +12,10 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 use super::kind::ModelKind;
-use super::record::{ModelFile, VERSION};
+use super::record::{ModelFile, SvgpParams, VERSION};
 use super::regressor::{Fitted, OutputGp, Regressor, SingleOutput};
 use crate::data::Standardizer;
+use crate::kernels::ProductVariance;
 use crate::kernels::{Coregion, Kernel, LmcTerm, MultiOutputKernel};
 use crate::means::{Mean, TaskMean};
 use crate::models::approximate::{ApproxKind, ApproxModel, ApproxRecord};
@@ -23,8 +24,10 @@ use crate::models::hyper::GpHyper;
 use crate::models::robust::mogp::MultiOutputGp;
 use crate::models::robust::multi_output::MultiOutputModel;
 use crate::models::robust::{RobustGp, RobustWeights};
+use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
 use crate::robust::ImqWeights;
+use crate::selection::{Component, KernelProbability, Mixture, SelectedModel, Structure};
 
 /// The `format` field of every trustgp model file.
 pub const FORMAT: &str = "trustgp-model";
@@ -88,6 +91,35 @@ pub struct OutputRecord {
     /// no training data (`x_train`, `y_train` empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approx: Option<ApproxRecord>,
+    /// A kernel selection's model average and kernel posterior (vbks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbks: Option<VbksRecord>,
+}
+
+/// A VBKS output of a model file: the kernels of the model average, each with its SVGP, and
+/// the kernel posterior.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VbksRecord {
+    /// The kernels of the model average, by decreasing weight.
+    pub components: Vec<VbksComponentRecord>,
+    /// The most probable kernels with their probabilities.
+    pub posterior: Vec<KernelProbability>,
+}
+
+/// One kernel of a VBKS model average.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct VbksComponentRecord {
+    /// The kernel's canonical structure.
+    pub structure: String,
+    /// Its index in the candidate space (0-based).
+    pub index: usize,
+    /// Its weight in the average.
+    pub weight: f64,
+    /// The fitted kernel expression (one variance per product factor).
+    pub kernel: String,
+    /// The kernel's SVGP.
+    #[serde(flatten)]
+    pub svgp: SvgpParams,
 }
 
 /// The weights of a robust model's training entries, which fix its posterior.
@@ -329,6 +361,7 @@ fn output_record(o: &OutputGp) -> OutputRecord {
     let (_, objective) = o.gp.objective();
     let (y_train, extra_diag, robust, approx) = match &o.gp {
         SingleOutput::Gp(g) => (g.y(), g.extra_diag(), None, None),
+        SingleOutput::Vbks(_) => (Vec::new(), 0.0, None, None),
         SingleOutput::Rcgp(g, eps) => (
             g.y().to_vec(),
             0.0,
@@ -356,7 +389,117 @@ fn output_record(o: &OutputGp) -> OutputRecord {
         lml: objective,
         robust,
         approx,
+        vbks: match &o.gp {
+            SingleOutput::Vbks(v) => Some(vbks_record(v)),
+            _ => None,
+        },
     }
+}
+
+fn vbks_record(v: &SelectedModel) -> VbksRecord {
+    VbksRecord {
+        components: v
+            .mixture
+            .components()
+            .iter()
+            .map(|c| {
+                let (m, l) = c.model.variational();
+                let (lik, params) = c.model.likelihood();
+                VbksComponentRecord {
+                    structure: c.structure.to_string(),
+                    index: c.index,
+                    weight: c.weight,
+                    kernel: c.model.kernel().to_expr(),
+                    svgp: SvgpParams {
+                        inducing: rows(c.model.inducing()),
+                        variational_mean: m.to_vec(),
+                        variational_chol: rows(l),
+                        likelihood: lik.name().into(),
+                        likelihood_params: params.to_vec(),
+                    },
+                }
+            })
+            .collect(),
+        posterior: v.posterior.clone(),
+    }
+}
+
+/// Rebuilds a VBKS output: every kernel's SVGP at its stored parameters, and the average.
+fn vbks_output_from(o: OutputRecord, d: usize) -> Result<OutputGp, ModelError> {
+    let what = format!("output '{}'", o.target);
+    let Some(record) = o.vbks else {
+        return Err(ModelError::Invalid(format!(
+            "{what}: the model average ('components') is missing"
+        )));
+    };
+    let components = record
+        .components
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let at = format!("{what}, kernel {} of the average", i + 1);
+            let structure = Structure::parse(&c.structure)
+                .map_err(|e| ModelError::Invalid(format!("{at}: {e}")))?;
+            let kernel = Kernel::parse_with(&c.kernel, ProductVariance::EveryFactor)?;
+            kernel.validate(d)?;
+            if Structure::of_kernel(&kernel) != structure {
+                return Err(ModelError::Invalid(format!(
+                    "{at}: the kernel '{}' does not have the structure '{}'",
+                    c.kernel, c.structure
+                )));
+            }
+            let likelihood = SvgpLikelihood::from_name(&c.svgp.likelihood)
+                .filter(|l| *l == SvgpLikelihood::Gaussian)
+                .ok_or_else(|| {
+                    ModelError::Invalid(format!(
+                        "{at}: likelihood '{}' (vbks uses gaussian)",
+                        c.svgp.likelihood
+                    ))
+                })?;
+            let z = matrix_from(&c.svgp.inducing, d, &format!("{at}: inducing input"))?;
+            let m = z.nrows();
+            let l = matrix_from(
+                &c.svgp.variational_chol,
+                m,
+                &format!("{at}: variational factor row"),
+            )?;
+            let model = Svgp::from_parts(
+                kernel,
+                Mean::Zero,
+                c.svgp.likelihood_params,
+                likelihood,
+                z,
+                c.svgp.variational_mean,
+                l,
+            )?;
+            Ok(Component {
+                structure,
+                index: c.index,
+                weight: c.weight,
+                model,
+            })
+        })
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    if let Some(p) = record
+        .posterior
+        .iter()
+        .find(|p| !(p.probability.is_finite() && (0.0..=1.0).contains(&p.probability)))
+    {
+        return Err(ModelError::Invalid(format!(
+            "{what}: the posterior probability of '{}' is {} (expected a number in [0, 1])",
+            p.kernel, p.probability
+        )));
+    }
+    let mixture = Mixture::new(components)?;
+    Ok(OutputGp {
+        target: o.target,
+        gp: SingleOutput::Vbks(Box::new(SelectedModel {
+            mixture,
+            posterior: record.posterior,
+            elbo: o.lml,
+        })),
+        missing_rows: Vec::new(),
+    })
 }
 
 /// The training targets an approximate model keeps (none for SVGP).
@@ -427,6 +570,9 @@ fn output_from(o: OutputRecord, d: usize, kind: ModelKind) -> Result<OutputGp, M
     let invalid = |m: String| Err(ModelError::Invalid(m));
     if let Some(approx) = kind.approximate() {
         return approx_output_from(o, d, approx);
+    }
+    if kind == ModelKind::Vbks {
+        return vbks_output_from(o, d);
     }
     let n = o.y_train.len();
     if n == 0 || o.x_train.len() != n {

@@ -32,11 +32,14 @@ pub enum ModelKind {
     /// regression model: it is fitted by [`Classifier`](super::classifier::Classifier) and is
     /// not in [`ModelKind::ALL`].
     Gpc,
+    /// Kernel selection by variational Bayesian model averaging (VBKS) per target: a model
+    /// average of per-kernel sparse variational GPs over the most probable kernels.
+    Vbks,
 }
 
 impl ModelKind {
     /// Every model, in the order of [`ModelKind::NAMES`].
-    pub const ALL: [ModelKind; 10] = [
+    pub const ALL: [ModelKind; 11] = [
         ModelKind::Gp,
         ModelKind::Rcgp,
         ModelKind::Mogp,
@@ -47,11 +50,12 @@ impl ModelKind {
         ModelKind::Cagp,
         ModelKind::Rcagp,
         ModelKind::Rrp,
+        ModelKind::Vbks,
     ];
 
     /// Every model name this build fits.
     pub const NAMES: &'static [&'static str] = &[
-        "gp", "rcgp", "mogp", "mo-rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp", "rrp",
+        "gp", "rcgp", "mogp", "mo-rcgp", "sgpr", "svgp", "rcsvgp", "cagp", "rcagp", "rrp", "vbks",
     ];
 
     /// The model named on the command line (one of [`ModelKind::NAMES`]).

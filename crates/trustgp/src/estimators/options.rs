@@ -9,11 +9,11 @@
 use super::defaults::{
     DEFAULT_ADAM_PATIENCE, DEFAULT_ADAM_STEPS, DEFAULT_ADAM_TOLERANCE, DEFAULT_KERNEL,
     DEFAULT_LBFGS_ITERATIONS, DEFAULT_LEARNING_RATE, DEFAULT_MULTI_OUTPUT_KERNEL, DEFAULT_NOISE,
-    MAX_RESTARTS,
+    DEFAULT_VBKS_KERNELS, DEFAULT_VBKS_TOP, MAX_RESTARTS,
 };
 use super::format::{format_number, shorten, shorten_to, MESSAGE_LIMIT};
 use super::kind::ModelKind;
-use super::regressor::RegressorConfig;
+use super::regressor::{RegressorConfig, VbksOptions};
 use crate::data::Dataset;
 use crate::fit::FitOptions;
 use crate::fit::Optimizer;
@@ -21,6 +21,7 @@ use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::approximate::ApproxOptions;
 use crate::models::computation_aware::ActionKind;
+use crate::selection::KernelSpace;
 
 /// An option the user gave that cannot be used: which one, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -58,14 +59,14 @@ fn second_of_two(
     }
 }
 
-use ModelKind::{Cagp, MoRcgp, Mogp, Rcagp, Rcgp, Rcsvgp, Rrp, Sgpr, Svgp};
+use ModelKind::{Cagp, MoRcgp, Mogp, Rcagp, Rcgp, Rcsvgp, Rrp, Sgpr, Svgp, Vbks};
 
 /// The robust models (an outlier fraction ε).
 const ROBUST: &[ModelKind] = &[Rcgp, MoRcgp, Rcsvgp, Rcagp];
 /// The models over all targets jointly.
 const MULTI_OUTPUT: &[ModelKind] = &[Mogp, MoRcgp];
 /// The models with inducing points.
-const SPARSE: &[ModelKind] = &[Sgpr, Svgp, Rcsvgp, Rrp];
+const SPARSE: &[ModelKind] = &[Sgpr, Svgp, Rcsvgp, Rrp, Vbks];
 /// The computation-aware models.
 const COMPUTATION_AWARE: &[ModelKind] = &[Cagp, Rcagp];
 /// The models trained by a generic optimiser loop.
@@ -81,12 +82,16 @@ pub const APPLICABILITY: &[(&str, &[ModelKind])] = &[
     ("--inducing", SPARSE),
     ("--actions", COMPUTATION_AWARE),
     ("--action-kind", COMPUTATION_AWARE),
-    ("--batch-size", &[Svgp]),
+    ("--batch-size", &[Svgp, Vbks]),
     ("--likelihood", &[Svgp]),
     ("--free-noise", &[Rcsvgp, Rcagp]),
     ("--optimizer", APPROXIMATE),
     ("--iterations", APPROXIMATE),
     ("--lr", APPROXIMATE),
+    ("--kernels", &[Vbks]),
+    ("--top", &[Vbks]),
+    ("--epochs", &[Vbks]),
+    ("--mode", &[Vbks]),
 ];
 
 /// The models an option of [`APPLICABILITY`] applies to (every model for the others).
@@ -142,6 +147,15 @@ pub struct ModelOptions {
     pub batch_size: Option<usize>,
     /// RCSVGP, RCaGP: learn the noise from the model's own bound.
     pub free_noise: bool,
+    /// VBKS: the candidate kernels, `k144`, `k12` or expressions separated by `;`.
+    pub kernels: Option<String>,
+    /// VBKS: kernels kept for the model average.
+    pub top: Option<usize>,
+    /// VBKS: passes over the data.
+    pub epochs: Option<usize>,
+    /// VBKS: hyperparameters as point estimates (`point`) or with a Gaussian posterior
+    /// (`full`, not available in this build).
+    pub mode: Option<String>,
 }
 
 impl Default for ModelOptions {
@@ -168,6 +182,10 @@ impl Default for ModelOptions {
             lr: None,
             batch_size: None,
             free_noise: false,
+            kernels: None,
+            top: None,
+            epochs: None,
+            mode: None,
         }
     }
 }
@@ -216,6 +234,10 @@ impl ModelOptions {
             ("--optimizer", text(&self.optimizer)),
             ("--iterations", number(self.iterations)),
             ("--lr", self.lr.map(format_number)),
+            ("--kernels", text(&self.kernels)),
+            ("--top", number(self.top)),
+            ("--epochs", number(self.epochs)),
+            ("--mode", text(&self.mode)),
         ];
         for (option, value) in &given {
             let Some(value) = value else { continue };
@@ -253,6 +275,7 @@ impl ModelOptions {
             return err("--rank 0", "the coregionalisation needs rank at least 1");
         }
         self.check_kernel(model)?;
+        let vbks = self.vbks_options(model)?;
         let naive_weight = second_of_two("--weight", self.weight.as_deref(), "morcgp", "rcgp")?;
         let mean = self.mean(model)?;
         Ok(RegressorConfig {
@@ -273,6 +296,69 @@ impl ModelOptions {
             },
             approx: self.approx_options(model)?,
             robust_centres: None,
+            vbks,
+        })
+    }
+
+    /// VBKS's own options (their applicability is already checked), and the general options
+    /// that mean nothing to it refused by name.
+    fn vbks_options(&self, model: ModelKind) -> Result<VbksOptions, OptionsError> {
+        if model != Vbks {
+            return Ok(VbksOptions::default());
+        }
+        if let Some(k) = &self.kernel {
+            return err(
+                format!("--kernel '{}'", shorten(k)),
+                "vbks chooses the kernel: give its candidates with --kernels (k144, k12 or \
+                 expressions separated by `;`)",
+            );
+        }
+        if self.restarts > 0 {
+            return err(
+                format!("--restarts {}", self.restarts),
+                "vbks trains every candidate kernel once (no restarts)",
+            );
+        }
+        if !self.optimize {
+            return err("--no-optimize", "vbks selects kernels by training them");
+        }
+        let kernels = self
+            .kernels
+            .clone()
+            .unwrap_or_else(|| DEFAULT_VBKS_KERNELS.into());
+        if let Err(e) = KernelSpace::parse(&kernels) {
+            return err(
+                format!("--kernels '{}'", shorten(&kernels)),
+                shorten_to(&e.to_string(), MESSAGE_LIMIT),
+            );
+        }
+        let top = self.top.unwrap_or(DEFAULT_VBKS_TOP);
+        if top == 0 {
+            return err("--top 0", "the model average needs at least one kernel");
+        }
+        if self.epochs == Some(0) {
+            return err("--epochs 0", "need at least one pass over the data");
+        }
+        match self.mode.as_deref() {
+            None | Some("point") => {}
+            Some("full") => {
+                return err(
+                    "--mode full",
+                    "full-θ mode (a Gaussian posterior over each kernel's hyperparameters) is \
+                     not available in this build; use --mode point",
+                )
+            }
+            Some(other) => {
+                return err(
+                    format!("--mode {}", shorten(other)),
+                    "expected point or full",
+                )
+            }
+        }
+        Ok(VbksOptions {
+            kernels,
+            top,
+            epochs: self.epochs,
         })
     }
 
@@ -303,6 +389,10 @@ impl ModelOptions {
             Some(m) if model.is_multi_output() && m != "zero" => err(
                 format!("--mean {}", shorten(m)),
                 "the multi-output models use each output's training mean as prior mean",
+            ),
+            Some(m) if model == Vbks && m != "zero" => err(
+                format!("--mean {}", shorten(m)),
+                "vbks uses a zero prior mean on the (standardised) targets",
             ),
             Some(m) => match Mean::by_name(m, 1) {
                 Ok(_) => Ok(m.to_string()),
@@ -537,6 +627,10 @@ mod tests {
                             o.optimizer = Some("adam".into());
                             o.lr = Some(0.1)
                         }
+                        "--kernels" => o.kernels = Some("se; per".into()),
+                        "--top" => o.top = Some(2),
+                        "--epochs" => o.epochs = Some(2),
+                        "--mode" => o.mode = Some("point".into()),
                         other => panic!("no case for {other}"),
                     }
                 });

@@ -7,7 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::file::{JointRecord, ModelRecord, OutputRecord, TermRecord, WeightsRecord, FORMAT};
+use super::file::{
+    JointRecord, ModelRecord, OutputRecord, TermRecord, VbksRecord, WeightsRecord, FORMAT,
+};
 use super::kind::ModelKind;
 use crate::data::Standardizer;
 use crate::means::Mean;
@@ -85,6 +87,11 @@ pub enum ModelBody {
     Rrp {
         /// One record per target.
         outputs: Vec<Output<RrpParams>>,
+    },
+    /// Kernel selection (VBKS) per target: a model average of per-kernel SVGPs.
+    Vbks {
+        /// One record per target.
+        outputs: Vec<Output<VbksRecord>>,
     },
 }
 
@@ -270,6 +277,7 @@ impl<P> Output<P> {
             lml: self.objective,
             robust,
             approx,
+            vbks: None,
         }
     }
 }
@@ -468,6 +476,18 @@ impl ModelFile {
             ModelKind::Svgp => ModelBody::Svgp {
                 outputs: outputs.iter().map(svgp).collect::<Result<_, _>>()?,
             },
+            ModelKind::Vbks => ModelBody::Vbks {
+                outputs: outputs
+                    .iter()
+                    .map(|o| {
+                        let v = o
+                            .vbks
+                            .clone()
+                            .ok_or_else(|| missing("vbks", "model average"))?;
+                        Ok(output(o, v))
+                    })
+                    .collect::<Result<_, String>>()?,
+            },
             ModelKind::Cagp => ModelBody::Cagp {
                 outputs: outputs
                     .iter()
@@ -596,6 +616,20 @@ impl ModelFile {
             ModelBody::Cagp { outputs } | ModelBody::Rcagp { outputs } => {
                 (outputs.into_iter().map(ca).collect(), Vec::new(), None)
             }
+            ModelBody::Vbks { outputs } => (
+                outputs
+                    .into_iter()
+                    .map(|o| {
+                        let p = o.params.clone();
+                        OutputRecord {
+                            vbks: Some(p),
+                            ..o.legacy(None, None, None)
+                        }
+                    })
+                    .collect(),
+                Vec::new(),
+                None,
+            ),
         };
         ModelRecord {
             format: self.format,
@@ -624,6 +658,7 @@ impl ModelBody {
             ModelBody::Cagp { .. } => ModelKind::Cagp,
             ModelBody::Rcagp { .. } => ModelKind::Rcagp,
             ModelBody::Rrp { .. } => ModelKind::Rrp,
+            ModelBody::Vbks { .. } => ModelKind::Vbks,
         }
     }
 }

@@ -11,7 +11,8 @@ use faer::{Mat, MatRef};
 
 use super::defaults::{
     DEFAULT_EPSILON, DEFAULT_KERNEL, DEFAULT_MULTI_OUTPUT_EPSILON, DEFAULT_MULTI_OUTPUT_KERNEL,
-    DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE,
+    DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE, DEFAULT_VBKS_BATCH, DEFAULT_VBKS_CHECKPOINTS,
+    DEFAULT_VBKS_INDUCING, DEFAULT_VBKS_ITERATIONS, DEFAULT_VBKS_KERNELS, DEFAULT_VBKS_TOP,
 };
 use super::kind::ModelKind;
 use crate::data::{Dataset, Standardizer};
@@ -27,6 +28,7 @@ use crate::models::robust::{centred_weights, prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::optim::LbfgsOptions;
 use crate::posterior::Marginals;
+use crate::selection::{KernelSpace, SelectedModel, Vbks, VbksConfig};
 
 /// What to fit: the checked options of [`super::ModelOptions::check`], with every default
 /// filled in. Built directly (as the experiments do), it skips the option checks; the fit
@@ -63,6 +65,57 @@ pub struct RegressorConfig {
     /// `None` = the prior mean. Bayesian optimisation sets them
     /// (`sequential::bayes_opt::RobustCentre`).
     pub robust_centres: Option<Vec<f64>>,
+    /// Settings of kernel selection (vbks); its inducing points and minibatch size are
+    /// `approx.inducing` and `approx.batch_size`, its seed `fit.seed`.
+    pub vbks: VbksOptions,
+}
+
+/// Kernel selection's own options (vbks).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VbksOptions {
+    /// The candidate kernels: `k144`, `k12`, or expressions separated by `;`.
+    pub kernels: String,
+    /// Kernels kept for the model average.
+    pub top: usize,
+    /// Passes over the data; `None` = [`DEFAULT_VBKS_ITERATIONS`] iterations (at least one
+    /// pass).
+    pub epochs: Option<usize>,
+}
+
+impl Default for VbksOptions {
+    fn default() -> Self {
+        VbksOptions {
+            kernels: DEFAULT_VBKS_KERNELS.into(),
+            top: DEFAULT_VBKS_TOP,
+            epochs: None,
+        }
+    }
+}
+
+impl VbksOptions {
+    /// The VBKS settings for `n` training rows: inducing points and batch size as given (or
+    /// the defaults), capped at `n`; iterations from the epochs.
+    pub fn config(&self, n: usize, approx: &ApproxOptions, noise: f64, seed: u64) -> VbksConfig {
+        let batch_size = approx
+            .batch_size
+            .unwrap_or(DEFAULT_VBKS_BATCH)
+            .clamp(1, n.max(1));
+        let per_epoch = n.div_ceil(batch_size).max(1);
+        let iterations = match self.epochs {
+            Some(e) => e.max(1) * per_epoch,
+            None => DEFAULT_VBKS_ITERATIONS.max(per_epoch),
+        };
+        VbksConfig {
+            inducing: approx.inducing.unwrap_or(DEFAULT_VBKS_INDUCING).min(n),
+            batch_size,
+            iterations,
+            checkpoints: DEFAULT_VBKS_CHECKPOINTS,
+            noise,
+            top: self.top,
+            seed,
+            ..VbksConfig::default()
+        }
+    }
 }
 
 impl Default for RegressorConfig {
@@ -80,6 +133,7 @@ impl Default for RegressorConfig {
             fit: FitOptions::default(),
             approx: ApproxOptions::default(),
             robust_centres: None,
+            vbks: VbksOptions::default(),
         }
     }
 }
@@ -93,6 +147,8 @@ pub enum SingleOutput {
     Rcgp(RobustGp<Kernel, Mean>, f64),
     /// An approximate model with its outlier fraction ε (used by the robust ones only).
     Approx(ApproxModel, f64),
+    /// A kernel selection (VBKS): a model average of per-kernel SVGPs.
+    Vbks(Box<SelectedModel>),
 }
 
 impl SingleOutput {
@@ -102,6 +158,7 @@ impl SingleOutput {
             SingleOutput::Gp(g) => &g.hyper().kernel,
             SingleOutput::Rcgp(g, _) => g.covariance(),
             SingleOutput::Approx(g, _) => g.kernel(),
+            SingleOutput::Vbks(v) => v.mixture.components()[0].model.kernel(),
         }
     }
 
@@ -111,6 +168,7 @@ impl SingleOutput {
             SingleOutput::Gp(g) => g.hyper().noise,
             SingleOutput::Rcgp(g, _) => g.noise()[0],
             SingleOutput::Approx(g, _) => g.noise(),
+            SingleOutput::Vbks(v) => v.noise(),
         }
     }
 
@@ -120,6 +178,7 @@ impl SingleOutput {
             SingleOutput::Gp(g) => g.hyper().mean.clone(),
             SingleOutput::Rcgp(g, _) => g.posterior().mean().clone(),
             SingleOutput::Approx(g, _) => g.mean(),
+            SingleOutput::Vbks(_) => Mean::Zero,
         }
     }
 
@@ -129,6 +188,7 @@ impl SingleOutput {
             SingleOutput::Gp(g) => ("log_marginal_likelihood", g.lml()),
             SingleOutput::Rcgp(g, _) => ("weighted_loo_cv", g.objective()),
             SingleOutput::Approx(g, _) => g.objective(),
+            SingleOutput::Vbks(v) => ("vbks_elbo", v.elbo),
         }
     }
 
@@ -139,7 +199,7 @@ impl SingleOutput {
             SingleOutput::Rcgp(g, _) => g.posterior().cholesky().jitter(),
             SingleOutput::Approx(ApproxModel::Sparse(g), _) => g.jitter(),
             SingleOutput::Approx(ApproxModel::Rrp(g), _) => g.jitter(),
-            SingleOutput::Approx(..) => 0.0,
+            SingleOutput::Approx(..) | SingleOutput::Vbks(_) => 0.0,
         }
     }
 
@@ -152,7 +212,7 @@ impl SingleOutput {
             SingleOutput::Approx(ApproxModel::Sparse(g), _) => Some(g.x()),
             SingleOutput::Approx(ApproxModel::Ca(g), _) => Some(g.x()),
             SingleOutput::Approx(ApproxModel::Rrp(g), _) => Some(g.x()),
-            SingleOutput::Approx(ApproxModel::Svgp(..), _) => None,
+            SingleOutput::Approx(ApproxModel::Svgp(..), _) | SingleOutput::Vbks(_) => None,
         }
     }
 
@@ -161,7 +221,7 @@ impl SingleOutput {
         match self {
             SingleOutput::Gp(g) => g.starts(),
             SingleOutput::Rcgp(g, _) => g.starts(),
-            SingleOutput::Approx(..) => &[],
+            SingleOutput::Approx(..) | SingleOutput::Vbks(_) => &[],
         }
     }
 
@@ -170,6 +230,7 @@ impl SingleOutput {
     pub fn fit_warnings(&self) -> Vec<String> {
         let kept = match self {
             SingleOutput::Approx(g, _) => g.report(),
+            SingleOutput::Vbks(_) => None,
             _ => crate::fit::best(self.starts()),
         };
         kept.map(FitReport::warnings).unwrap_or_default()
@@ -181,12 +242,15 @@ impl SingleOutput {
             SingleOutput::Gp(g) => g.predict(xs, true),
             SingleOutput::Rcgp(g, _) => Ok(g.predict(xs, true, &vec![0; xs.nrows()])),
             SingleOutput::Approx(g, _) => g.predict(xs),
+            SingleOutput::Vbks(v) => v.mixture.predict(xs, true),
         }
     }
 
     /// The observation model of a new `y` (in the model's units): Gaussian with the noise
     /// variance σ² for the exact GP, RCGP (whose weights only shape the fit), SGPR, RCSVGP,
-    /// CaGP and RCaGP; the SVGP's own likelihood (Gaussian or Student-t).
+    /// CaGP and RCaGP; the SVGP's own likelihood (Gaussian or Student-t); for VBKS, Gaussian
+    /// with the kept kernels' weighted mean noise variance, which gives the model average's
+    /// predictive moments for `y` exactly (see [`SelectedModel::noise`]).
     ///
     /// # Errors
     /// If a loaded SVGP's likelihood parameters are out of their domain.
@@ -195,6 +259,9 @@ impl SingleOutput {
             SingleOutput::Gp(g) => Ok(Box::new(g.likelihood())),
             SingleOutput::Rcgp(g, _) => Ok(Box::new(g.likelihood(0))),
             SingleOutput::Approx(g, _) => g.likelihood(),
+            SingleOutput::Vbks(v) => crate::likelihoods::Gaussian::new(v.noise())
+                .map(|g| Box::new(g) as Box<dyn Likelihood>)
+                .map_err(|e| ModelError::Invalid(e.to_string())),
         }
     }
 }
@@ -295,6 +362,18 @@ impl Regressor {
         cfg: &RegressorConfig,
         observe: &mut dyn FnMut(usize, usize, f64),
     ) -> Result<Regressor, ModelError> {
+        Self::fit_reporting(data, cfg, observe, &mut |_| {})
+    }
+
+    /// [`Regressor::fit_observed`], also calling `status(text)` with a line on the state of
+    /// the fit where a model has more to say than its objective (vbks: the leading kernels
+    /// and their probabilities at every checkpoint).
+    pub fn fit_reporting(
+        data: &Dataset,
+        cfg: &RegressorConfig,
+        observe: &mut dyn FnMut(usize, usize, f64),
+        status: &mut dyn FnMut(&str),
+    ) -> Result<Regressor, ModelError> {
         let start = Instant::now();
         cfg.check_robust_centres(data)
             .map_err(|e| ModelError::Invalid(e.to_string()))?;
@@ -366,6 +445,7 @@ impl Regressor {
                 cfg,
                 &mut warnings,
                 observe,
+                status,
             )?),
         };
         Ok(Regressor {
@@ -384,6 +464,7 @@ impl Regressor {
             Fitted::PerTarget(o) => match o.first().map(|o| &o.gp) {
                 Some(SingleOutput::Rcgp(..)) => ModelKind::Rcgp,
                 Some(SingleOutput::Approx(g, _)) => ModelKind::of_approximate(g.kind()),
+                Some(SingleOutput::Vbks(_)) => ModelKind::Vbks,
                 _ => ModelKind::Gp,
             },
             Fitted::Joint(model, _) => match **model {
@@ -500,6 +581,7 @@ impl Regressor {
 }
 
 /// One exact GP or RCGP per target, each on the rows where its target is observed.
+#[allow(clippy::too_many_arguments)]
 fn fit_per_target(
     data: &Dataset,
     xs: &Mat<f64>,
@@ -508,6 +590,7 @@ fn fit_per_target(
     cfg: &RegressorConfig,
     warnings: &mut Vec<String>,
     observe: &mut dyn FnMut(usize, usize, f64),
+    status: &mut dyn FnMut(&str),
 ) -> Result<Vec<OutputGp>, ModelError> {
     let kernel = Kernel::parse(cfg.kernel.as_deref().unwrap_or(DEFAULT_KERNEL))?;
     let epsilon = epsilons(&cfg.epsilon, data.n_targets(), DEFAULT_EPSILON)?;
@@ -527,6 +610,20 @@ fn fit_per_target(
             *c = y.iter().sum::<f64>() / y.len() as f64;
         }
         let gp = match cfg.model {
+            ModelKind::Vbks => {
+                let selected =
+                    fit_vbks(&x, &y, noise, cfg, &mut |i, f| observe(t, i, f), &mut |s| {
+                        status(&format!("target '{name}': {s}"))
+                    })?;
+                let failed = selected.1;
+                if failed > 0 {
+                    warnings.push(format!(
+                        "target '{name}': {failed} candidate kernel(s) failed to train (their \
+                         kernel matrix could not be factorised) and have probability 0"
+                    ));
+                }
+                SingleOutput::Vbks(Box::new(selected.0))
+            }
             kind if kind.approximate().is_some() => {
                 let mut k = kernel.clone();
                 k.initialize(x.as_ref())?;
@@ -612,4 +709,37 @@ fn fit_per_target(
         });
     }
     Ok(outputs)
+}
+
+/// Runs VBKS on one target's (standardised) rows: the model average and the number of
+/// candidate kernels that failed.
+fn fit_vbks(
+    x: &Mat<f64>,
+    y: &[f64],
+    noise: f64,
+    cfg: &RegressorConfig,
+    observe: &mut dyn FnMut(usize, f64),
+    status: &mut dyn FnMut(&str),
+) -> Result<(SelectedModel, usize), ModelError> {
+    let space = KernelSpace::parse(&cfg.vbks.kernels)?;
+    let config = cfg.vbks.config(x.nrows(), &cfg.approx, noise, cfg.fit.seed);
+    let run = Vbks::fit(x.as_ref(), y, &space, &config, &mut |c| {
+        observe(c.iteration, c.elbo);
+        let mut order: Vec<usize> = (0..c.probabilities.len()).collect();
+        order.sort_by(|&a, &b| c.probabilities[b].total_cmp(&c.probabilities[a]));
+        let leaders: Vec<String> = order
+            .iter()
+            .take(3)
+            .map(|&i| format!("{} {:.2}", space.kernels()[i], c.probabilities[i]))
+            .collect();
+        status(&format!(
+            "iteration {}/{} ({:.1} passes over the data), leading kernels: {}",
+            c.iteration,
+            config.iterations,
+            c.data_fraction,
+            leaders.join(", ")
+        ));
+    })?;
+    let failed = run.failures().iter().filter(|f| f.is_some()).count();
+    Ok((SelectedModel::of(&run)?, failed))
 }

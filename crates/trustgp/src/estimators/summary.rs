@@ -11,6 +11,7 @@ use crate::means::Mean;
 use crate::models::approximate::ApproxModel;
 use crate::models::computation_aware::Actions;
 use crate::models::robust::multi_output::MultiOutputModel;
+use crate::selection::KernelProbability;
 
 /// A training objective: its name and its value (maximised).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -86,6 +87,25 @@ pub struct OutputSummary {
     /// start has objective `null` and its error as message).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub starts: Vec<FitReport>,
+    /// VBKS: the most probable kernels with their posterior probabilities `q(k)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_posterior: Option<Vec<KernelProbability>>,
+    /// VBKS: the kernels of the model average with their weights (summing to 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_average: Option<Vec<AveragedKernel>>,
+}
+
+/// One kernel of a VBKS model average.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AveragedKernel {
+    /// The kernel's canonical structure.
+    pub kernel: String,
+    /// Its weight in the average.
+    pub weight: f64,
+    /// The fitted kernel expression.
+    pub fitted: String,
+    /// Its noise variance.
+    pub noise: f64,
 }
 
 /// One LMC term of a multi-output model.
@@ -159,9 +179,27 @@ fn output_summary(o: &OutputGp) -> OutputSummary {
         action_kind: None,
         training: None,
         starts: o.gp.starts().to_vec(),
+        kernel_posterior: None,
+        model_average: None,
     };
     match &o.gp {
         SingleOutput::Gp(_) => {}
+        SingleOutput::Vbks(v) => {
+            s.inducing = Some(v.mixture.components()[0].model.inducing().nrows());
+            s.kernel_posterior = Some(v.posterior.clone());
+            s.model_average = Some(
+                v.mixture
+                    .components()
+                    .iter()
+                    .map(|c| AveragedKernel {
+                        kernel: c.structure.to_string(),
+                        weight: c.weight,
+                        fitted: c.model.kernel().to_expr(),
+                        noise: c.model.predictive_noise(),
+                    })
+                    .collect(),
+            );
+        }
         SingleOutput::Rcgp(g, eps) => {
             s.epsilon = Some(*eps);
             s.soft_threshold = Some(g.weights().thresholds[0]);
@@ -264,6 +302,8 @@ fn joint_parts(
                 action_kind: None,
                 training: None,
                 starts: Vec::new(),
+                kernel_posterior: None,
+                model_average: None,
             };
             if let Some(w) = weights {
                 s.epsilon = epsilon.get(k).copied();
@@ -346,6 +386,14 @@ impl FitSummary {
             }
             if let Some(t) = o.soft_threshold {
                 finite(t, || format!("output '{}': the soft threshold", o.target))?;
+            }
+            for k in o.kernel_posterior.iter().flatten() {
+                finite(k.probability, || {
+                    format!("output '{}': q({})", o.target, k.kernel)
+                })?;
+                finite(k.local_elbo, || {
+                    format!("output '{}': the local ELBO of {}", o.target, k.kernel)
+                })?;
             }
         }
         for (i, t) in self.terms.iter().flatten().enumerate() {

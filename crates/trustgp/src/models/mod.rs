@@ -25,7 +25,7 @@
 //! * [`approximate`] — the approximate models (SGPR, SVGP, RCSVGP, CaGP, RCaGP) behind one interface.
 
 pub mod approximate;
-mod checks;
+pub(crate) mod checks;
 pub mod classification;
 pub mod computation_aware;
 pub mod conjugate;

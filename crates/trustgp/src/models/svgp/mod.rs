@@ -172,6 +172,35 @@ impl Svgp {
         })
     }
 
+    /// Continues training from this model: its kernel, likelihood, inducing inputs and
+    /// variational distribution are the starting point (`config.likelihood`, `config.init`
+    /// and `config.inducing` are not used; the optimiser's moments start afresh). Kernel selection trains its
+    /// candidates in stages this way, to look at them between stages.
+    ///
+    /// # Errors
+    /// As for [`Svgp::fit`], and for data of another width than the model's.
+    pub fn refine(
+        &self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        config: &SvgpConfig,
+        observe: &mut dyn FnMut(usize, f64),
+    ) -> Result<Svgp, ModelError> {
+        check_training_data(x, y)?;
+        self.check_width(x)?;
+        if config.batch_size == 0 {
+            return Err(ModelError::Invalid(
+                "the minibatch size must be at least 1".into(),
+            ));
+        }
+        let (state, report) = train::train(x, y, self.state.clone(), config, observe)?;
+        Ok(Svgp {
+            whitened: Whitened::new(&state)?,
+            state,
+            report: Some(report),
+        })
+    }
+
     /// An SVGP from stored parts (a model file): the likelihood's natural parameters (`[σ²]`
     /// or `[ν, s²]`), the inducing inputs `z` (m×d), and the whitened variational mean `m̃`
     /// and factor `L̃` (m×m; only its lower triangle is read, its diagonal must be positive).

@@ -119,5 +119,12 @@ pub fn latent_posterior(model: &Regressor) -> Result<&dyn Posterior, ModelError>
         SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => g,
         SingleOutput::Approx(ApproxModel::Ca(g), _) => g,
         SingleOutput::Approx(ApproxModel::Rrp(g), _) => g,
+        SingleOutput::Vbks(_) => {
+            return Err(ModelError::Invalid(
+                "model 'vbks' is a mixture of sparse GPs, not one Gaussian posterior: use a \
+                 single-kernel model as a surrogate"
+                    .into(),
+            ))
+        }
     })
 }

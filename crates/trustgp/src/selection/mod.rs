@@ -1,0 +1,50 @@
+//! Kernel selection: the kernel grammar and candidate spaces (`K144`, `K12`, user lists), and
+//! VBKS — variational Bayesian kernel selection over per-kernel sparse GPs, with a posterior
+//! over kernels and Bayesian model averaging over the most probable ones (spec `vbks.md`).
+
+mod belief;
+mod fitted;
+mod grammar;
+mod mixture;
+mod space;
+mod vbks;
+
+use thiserror::Error;
+
+pub use self::belief::{softmax, BeliefConfig, KernelBelief};
+pub use self::fitted::{KernelProbability, SelectedModel, LISTED_KERNELS};
+pub use self::grammar::Structure;
+pub use self::mixture::{mixture_moments, Component, Mixture};
+pub use self::space::{KernelSpace, BASES};
+pub use self::vbks::{random_baseline, Checkpoint, Vbks, VbksConfig};
+
+use crate::kernels::KernelError;
+use crate::models::ModelError;
+
+/// What can go wrong in kernel selection.
+#[derive(Debug, Error)]
+pub enum SelectionError {
+    /// A kernel expression that does not parse.
+    #[error("kernel {expr}: {source}")]
+    Kernel {
+        /// The expression (and where it sits in a list).
+        expr: String,
+        /// The parser's error.
+        source: KernelError,
+    },
+    /// Settings or data that do not make sense (the message says which and why).
+    #[error("{0}")]
+    Invalid(String),
+    /// An error of a candidate's sparse GP.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+impl From<SelectionError> for ModelError {
+    fn from(e: SelectionError) -> Self {
+        match e {
+            SelectionError::Model(m) => m,
+            other => ModelError::Invalid(other.to_string()),
+        }
+    }
+}

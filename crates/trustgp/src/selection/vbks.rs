@@ -1,0 +1,529 @@
+//! VBKS: variational Bayesian kernel selection for sparse GP regression (Teng et al. 2020;
+//! spec `vbks.md` §2, §4), with point-estimate hyperparameters (spec §2.13).
+//!
+//! Every candidate kernel `k_i` gets its own sparse variational GP on the **shared, fixed**
+//! inducing inputs `Z` (a seeded uniform subset of the training inputs, none at the origin,
+//! where a LIN factor would zero a row of `K_ZZ`). Its local ELBO `L_i` is the standard SVGP
+//! ELBO ([`Svgp`]: whitened, which in point mode is an equivalent reparameterisation, spec
+//! §7.14), maximised on its own: the full ELBO (8) is `E_q(g)[Σ π_i L_i] − KL(q(g)‖p(g))`,
+//! whose maximiser in each kernel's parameters is that of `L_i` whatever `q(g)`, so each
+//! kernel is trained with its own, unweighted gradient (spec §2.8) and no kernel waits for
+//! another. All kernels see the same minibatch sequence (one seed), and training is split into
+//! stages; after each stage (a checkpoint) every `L*_i` is estimated on one fixed evaluation
+//! subset `E` shared by all kernels (common random numbers, spec §4.1), `q(g)` is refitted
+//! (warm-started, and also cold from the prior, keeping the better: the objective is
+//! multimodal, see [`KernelBelief::refit_warm_or_cold`]) and the kernel posterior `q(k)` is
+//! computed by Monte Carlo (eq. 13).
+//!
+//! After training, the top kernels are kept (pruning, spec §2.12): `q(g)` restricted to them
+//! is refitted against their `L*` (nothing is retrained) and its `q̃(k)` weighs the model
+//! average. VBKS-s predicts with the single most probable kernel.
+//!
+//! Memory is `O(K·M²)` (each candidate's `M×M` factors), never `O(n²)`; the cost of an
+//! iteration does not depend on `n`. Candidates are trained in parallel (rayon), each
+//! deterministically, so a seeded run gives bit-identical results whatever the threads.
+//! A kernel whose `K_ZZ` cannot be factorised even with the largest jitter is excluded
+//! (`L*_i = −∞`, `q(k_i) = 0`; spec §7.2) and its error recorded.
+
+use std::time::Instant;
+
+use faer::{Mat, MatRef};
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+use crate::fit::Optimizer;
+use crate::means::Mean;
+use crate::models::checks::check_training_data;
+use crate::models::inducing::InducingInit;
+use crate::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
+use crate::models::ModelError;
+
+use super::belief::{BeliefConfig, KernelBelief};
+use super::mixture::{Component, Mixture};
+use super::space::KernelSpace;
+use super::SelectionError;
+
+/// Settings of [`Vbks::fit`] (defaults: spec §2.14 where it makes a choice).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VbksConfig {
+    /// Inducing points `M`, shared by all kernels (at most `n`; default 100).
+    pub inducing: usize,
+    /// Minibatch size `B` (default 128; values above `n` mean the full data).
+    pub batch_size: usize,
+    /// SGA iterations `T` of every kernel (default 1000).
+    pub iterations: usize,
+    /// Number of checkpoints, evenly spaced, the last at iteration `T` (default 10).
+    pub checkpoints: usize,
+    /// Adam's learning rate for every kernel's parameters (default 0.01).
+    pub lr: f64,
+    /// Natural-gradient steps for each `q(u_i)` between Adam's steps on the hyperparameters
+    /// (default true: in point mode they reach the same optimum of `L_i` much sooner, and
+    /// each stage ends at the exact optimum of `q(u_i)` for the hyperparameters reached).
+    pub natural_gradients: bool,
+    /// The initial noise variance of every kernel (standardised units, default 0.1).
+    pub noise: f64,
+    /// Size of the evaluation subset `E` on which every `L*_i` is estimated (default 10⁴;
+    /// all the data when `n` is smaller).
+    pub eval_size: usize,
+    /// The `q(g)` refits and the kernel posterior.
+    pub belief: BeliefConfig,
+    /// Kernels kept for the model average (default 10; all if fewer).
+    pub top: usize,
+    /// The master seed: inducing inputs, minibatches, evaluation subset and `q(g)` have their
+    /// own streams derived from it.
+    pub seed: u64,
+}
+
+impl Default for VbksConfig {
+    fn default() -> Self {
+        VbksConfig {
+            inducing: 100,
+            batch_size: 128,
+            iterations: 1000,
+            checkpoints: 10,
+            lr: 0.01,
+            natural_gradients: true,
+            noise: 0.1,
+            eval_size: 10_000,
+            belief: BeliefConfig::default(),
+            top: 10,
+            seed: 0,
+        }
+    }
+}
+
+/// The state of a run at a checkpoint (what the progress display and Fig. 2 show).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// Iterations done so far.
+    pub iteration: usize,
+    /// The share of the data used so far, `t·B/n` (may exceed 1 after one pass).
+    pub data_fraction: f64,
+    /// Seconds spent training the kernels so far (checkpoint work excluded).
+    pub train_seconds: f64,
+    /// The local ELBO estimates `L*_i` (`−∞` for a failed kernel).
+    pub local_elbos: Vec<f64>,
+    /// The kernel posterior `q(k)`.
+    pub probabilities: Vec<f64>,
+    /// The full ELBO (8) estimated at the refitted `q(g)`.
+    pub elbo: f64,
+}
+
+/// Independent streams of the master seed (spec §7.11).
+fn stream(seed: u64, tag: u64) -> u64 {
+    // SplitMix64's finaliser: distinct tags give unrelated seeds.
+    let mut z = seed ^ tag.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+const INDUCING_STREAM: u64 = 1;
+const EVAL_STREAM: u64 = 2;
+const BELIEF_STREAM: u64 = 3;
+const BATCH_STREAM: u64 = 4;
+const RANDOM_STREAM: u64 = 5;
+
+/// Inputs closer to the origin than this are never inducing inputs (spec §7.3).
+const ORIGIN_GUARD: f64 = 1e-8;
+
+/// A fitted VBKS run: every candidate's SVGP, the local ELBOs, `q(g)`, `q(k)`, the history of
+/// checkpoints, and the model average over the top kernels.
+#[derive(Clone, Debug)]
+pub struct Vbks {
+    space: KernelSpace,
+    models: Vec<Option<Svgp>>,
+    failures: Vec<Option<String>>,
+    belief: KernelBelief,
+    history: Vec<Checkpoint>,
+    top: Vec<usize>,
+    top_weights: Vec<f64>,
+}
+
+impl Vbks {
+    /// Runs VBKS on inputs `x` (n×d) and targets `y` (both already standardised as the spec
+    /// asks, §3.6) over the candidate `space`; `observe` is called at every checkpoint.
+    ///
+    /// # Errors
+    /// [`SelectionError::Invalid`] for bad data or settings (naming which), or when every
+    /// kernel fails; [`SelectionError::Model`] for an SVGP error that is not a factorisation
+    /// failure of one kernel.
+    pub fn fit(
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        space: &KernelSpace,
+        config: &VbksConfig,
+        observe: &mut dyn FnMut(&Checkpoint),
+    ) -> Result<Vbks, SelectionError> {
+        check_training_data(x, y)?;
+        check_config(config, x.nrows())?;
+        let n = x.nrows();
+        let z = inducing_inputs(x, config.inducing, config.seed)?;
+        let eval = eval_rows(n, config.eval_size, config.seed);
+        let k = space.len();
+        let kernels = space
+            .kernels()
+            .iter()
+            .map(|s| s.instantiate(x.ncols()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut models: Vec<Option<Svgp>> = vec![None; k];
+        let mut failures: Vec<Option<String>> = vec![None; k];
+        let mut belief = KernelBelief::prior(k);
+        let mut history = Vec::new();
+        let mut train_seconds = 0.0;
+        let stages = stage_ends(config.iterations, config.checkpoints);
+        let mut done = 0;
+        for (stage, &end) in stages.iter().enumerate() {
+            let steps = end - done;
+            let svgp = SvgpConfig {
+                likelihood: SvgpLikelihood::Gaussian,
+                inducing: z.nrows(),
+                init: InducingInit::Given(z.clone()),
+                learn_inducing: false,
+                batch_size: config.batch_size,
+                optimizer: Optimizer::adam_fixed_steps(steps, config.lr),
+                natural_gradients: config.natural_gradients,
+                // One minibatch stream per stage, the same for every kernel.
+                seed: stream(stream(config.seed, BATCH_STREAM), stage as u64),
+            };
+            let start = Instant::now();
+            let trained: Vec<Result<Svgp, ModelError>> = (0..k)
+                .into_par_iter()
+                .map(|i| {
+                    if failures[i].is_some() {
+                        return Err(ModelError::Invalid(String::new()));
+                    }
+                    let mut quiet = |_: usize, _: f64| {};
+                    match &models[i] {
+                        None => Svgp::fit(
+                            x,
+                            y,
+                            kernels[i].clone(),
+                            Mean::Zero,
+                            config.noise,
+                            &svgp,
+                            &mut quiet,
+                        ),
+                        Some(m) => m.refine(x, y, &svgp, &mut quiet),
+                    }
+                })
+                .collect();
+            train_seconds += start.elapsed().as_secs_f64();
+            for (i, result) in trained.into_iter().enumerate() {
+                if failures[i].is_some() {
+                    continue;
+                }
+                match result {
+                    Ok(m) => models[i] = Some(m),
+                    Err(e) if is_kernel_failure(&e) => {
+                        failures[i] = Some(e.to_string());
+                        models[i] = None;
+                    }
+                    Err(e) => return Err(SelectionError::Model(e)),
+                }
+            }
+            let local = local_elbos(&models, x, y, &eval)?;
+            let seed_g = stream(stream(config.seed, BELIEF_STREAM), stage as u64);
+            if stage == 0 {
+                belief.refit(&local, config.belief.cold_steps, &config.belief, seed_g)?;
+            } else {
+                // F is multimodal: see `KernelBelief::refit_warm_or_cold`.
+                belief.refit_warm_or_cold(&local, &config.belief, seed_g)?;
+            }
+            let probabilities =
+                belief.probabilities(config.belief.posterior_samples, seed_g, Some(&local));
+            let checkpoint = Checkpoint {
+                iteration: end,
+                data_fraction: (end * config.batch_size.min(n)) as f64 / n as f64,
+                train_seconds,
+                elbo: full_elbo(&belief, &local, &config.belief, seed_g),
+                local_elbos: local,
+                probabilities,
+            };
+            observe(&checkpoint);
+            history.push(checkpoint);
+            done = end;
+        }
+        let last = history.last().expect("at least one checkpoint");
+        let top = top_indices(&last.probabilities, config.top);
+        let seed_g = stream(stream(config.seed, BELIEF_STREAM), u64::MAX);
+        let top_weights = pruned_weights(&belief, &last.local_elbos, &top, &config.belief, seed_g)?;
+        Ok(Vbks {
+            space: space.clone(),
+            models,
+            failures,
+            belief,
+            history,
+            top,
+            top_weights,
+        })
+    }
+
+    /// The candidate space.
+    pub fn space(&self) -> &KernelSpace {
+        &self.space
+    }
+
+    /// Every kernel's fitted SVGP (`None` for a kernel that failed).
+    pub fn models(&self) -> &[Option<Svgp>] {
+        &self.models
+    }
+
+    /// Why each failed kernel failed (`None` for kernels that trained).
+    pub fn failures(&self) -> &[Option<String>] {
+        &self.failures
+    }
+
+    /// The final `q(g)`.
+    pub fn belief(&self) -> &KernelBelief {
+        &self.belief
+    }
+
+    /// Every checkpoint, in order.
+    pub fn history(&self) -> &[Checkpoint] {
+        &self.history
+    }
+
+    /// The final kernel posterior `q(k)` over the whole space.
+    pub fn probabilities(&self) -> &[f64] {
+        &self
+            .history
+            .last()
+            .expect("a fitted run has checkpoints")
+            .probabilities
+    }
+
+    /// The final local ELBO estimates `L*`.
+    pub fn local_elbos(&self) -> &[f64] {
+        &self
+            .history
+            .last()
+            .expect("a fitted run has checkpoints")
+            .local_elbos
+    }
+
+    /// The kept kernels (by decreasing `q(k)`) and their weights `q̃(k)` after pruning.
+    pub fn top(&self) -> (&[usize], &[f64]) {
+        (&self.top, &self.top_weights)
+    }
+
+    /// The model average over the kept kernels, weighted by `q̃(k)` (VBKS's prediction).
+    ///
+    /// # Errors
+    /// Never for a fitted run (the kept kernels all trained); kept for a stable signature.
+    pub fn mixture(&self) -> Result<Mixture, SelectionError> {
+        self.mixture_of(&self.top, &self.top_weights)
+    }
+
+    /// The single most probable kernel with weight 1 (VBKS-s, spec §2.12).
+    ///
+    /// # Errors
+    /// As for [`Vbks::mixture`].
+    pub fn single_best(&self) -> Result<Mixture, SelectionError> {
+        self.mixture_of(&self.top[..1], &[1.0])
+    }
+
+    fn mixture_of(&self, idx: &[usize], weights: &[f64]) -> Result<Mixture, SelectionError> {
+        let components = idx
+            .iter()
+            .zip(weights)
+            .map(|(&i, &w)| {
+                let model = self.models[i].clone().ok_or_else(|| {
+                    SelectionError::Invalid(format!("kernel {} failed to train", i + 1))
+                })?;
+                Ok(Component {
+                    structure: self.space.kernels()[i].clone(),
+                    index: i,
+                    weight: w,
+                    model,
+                })
+            })
+            .collect::<Result<Vec<_>, SelectionError>>()?;
+        Ok(Mixture::new(components)?)
+    }
+}
+
+/// The Random baseline (VBKS paper §6.2): one kernel drawn uniformly from `space` with the
+/// seed, trained alone as a single-kernel sparse GP with VBKS's settings. Returns the kernel's
+/// index and the run.
+///
+/// # Errors
+/// As for [`Vbks::fit`].
+pub fn random_baseline(
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    space: &KernelSpace,
+    config: &VbksConfig,
+) -> Result<(usize, Vbks), SelectionError> {
+    let mut rng = StdRng::seed_from_u64(stream(config.seed, RANDOM_STREAM));
+    let i = sample(&mut rng, space.len(), 1).index(0);
+    let single = KernelSpace::new(vec![space.kernels()[i].clone()])?;
+    let run = Vbks::fit(x, y, &single, config, &mut |_| {})?;
+    Ok((i, run))
+}
+
+fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
+    let bad = |what: String| Err(SelectionError::Invalid(what));
+    if config.inducing == 0 || config.inducing > n {
+        return bad(format!(
+            "inducing: expected between 1 and the number of training rows ({n}), got {}",
+            config.inducing
+        ));
+    }
+    if config.batch_size == 0 {
+        return bad("batch size: expected at least 1, got 0".into());
+    }
+    if config.iterations == 0 {
+        return bad("iterations: expected at least 1, got 0".into());
+    }
+    if config.checkpoints == 0 {
+        return bad("checkpoints: expected at least 1, got 0".into());
+    }
+    if !(config.lr.is_finite() && config.lr > 0.0) {
+        return bad(format!(
+            "learning rate: expected a positive number, got {}",
+            config.lr
+        ));
+    }
+    if !(config.noise.is_finite() && config.noise > 0.0) {
+        return bad(format!(
+            "initial noise: expected a positive variance, got {}",
+            config.noise
+        ));
+    }
+    if config.eval_size == 0 {
+        return bad("evaluation subset: expected at least 1 row, got 0".into());
+    }
+    if config.top == 0 {
+        return bad("top: expected at least 1 kernel to average, got 0".into());
+    }
+    let b = &config.belief;
+    if !(b.lr.is_finite() && b.lr > 0.0) || b.samples == 0 || b.posterior_samples == 0 {
+        return bad("kernel belief: expected a positive learning rate and sample counts".into());
+    }
+    Ok(())
+}
+
+/// The iteration at which each stage ends: `checkpoints` evenly spaced ends, the last `T`
+/// (fewer when `T < checkpoints`).
+fn stage_ends(iterations: usize, checkpoints: usize) -> Vec<usize> {
+    let c = checkpoints.min(iterations);
+    let mut ends: Vec<usize> = (1..=c).map(|s| s * iterations / c).collect();
+    ends.dedup();
+    ends
+}
+
+/// `m` inducing inputs drawn uniformly without replacement from the rows of `x` that are not
+/// at the origin (seeded), in the order drawn.
+fn inducing_inputs(x: MatRef<'_, f64>, m: usize, seed: u64) -> Result<Mat<f64>, SelectionError> {
+    let eligible: Vec<usize> = (0..x.nrows())
+        .filter(|&i| {
+            (0..x.ncols())
+                .map(|j| x[(i, j)].powi(2))
+                .sum::<f64>()
+                .sqrt()
+                >= ORIGIN_GUARD
+        })
+        .collect();
+    if eligible.len() < m {
+        return Err(SelectionError::Invalid(format!(
+            "inducing: {m} inducing inputs asked for, but only {} training inputs are away from \
+             the origin",
+            eligible.len()
+        )));
+    }
+    let mut rng = StdRng::seed_from_u64(stream(seed, INDUCING_STREAM));
+    let picked = sample(&mut rng, eligible.len(), m);
+    Ok(Mat::from_fn(m, x.ncols(), |a, j| {
+        x[(eligible[picked.index(a)], j)]
+    }))
+}
+
+/// The shared evaluation subset `E`: all rows when `n ≤ size`, else a seeded uniform subset.
+fn eval_rows(n: usize, size: usize, seed: u64) -> Option<Vec<usize>> {
+    if n <= size {
+        return None;
+    }
+    let mut rng = StdRng::seed_from_u64(stream(seed, EVAL_STREAM));
+    let mut rows = sample(&mut rng, n, size).into_vec();
+    rows.sort_unstable();
+    Some(rows)
+}
+
+/// `L*_i` of every kernel on the evaluation subset (`−∞` for failed kernels), in parallel.
+fn local_elbos(
+    models: &[Option<Svgp>],
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    eval: &Option<Vec<usize>>,
+) -> Result<Vec<f64>, SelectionError> {
+    let values: Vec<Result<f64, ModelError>> = models
+        .par_iter()
+        .map(|m| match m {
+            None => Ok(f64::NEG_INFINITY),
+            Some(m) => match eval {
+                None => m.elbo(x, y),
+                Some(rows) => m.elbo_minibatch(x, y, rows),
+            },
+        })
+        .collect();
+    let values = values.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // A non-finite estimate (a kernel driven to a degenerate point) counts as a failure.
+    Ok(values
+        .into_iter()
+        .map(|v| if v.is_finite() { v } else { f64::NEG_INFINITY })
+        .collect())
+}
+
+/// The full ELBO (8) at `q(g)`: `E_q(g)[π·L*] − KL`, by Monte Carlo.
+fn full_elbo(belief: &KernelBelief, l_star: &[f64], config: &BeliefConfig, seed: u64) -> f64 {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let k = belief.len();
+    let etas: Vec<Vec<f64>> = (0..config.samples.max(1))
+        .map(|_| {
+            (0..k)
+                .map(|_| rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng))
+                .collect()
+        })
+        .collect();
+    belief.objective(l_star, &etas).0
+}
+
+/// The indices of the `top` largest probabilities (ties: lower index first), positive ones
+/// only (at least one).
+fn top_indices(q: &[f64], top: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..q.len()).collect();
+    order.sort_by(|&a, &b| q[b].total_cmp(&q[a]).then(a.cmp(&b)));
+    let positive = q.iter().filter(|v| **v > 0.0).count().max(1);
+    order.truncate(top.min(positive));
+    order
+}
+
+/// `q̃(k)` over the kept kernels: `q(g)` restricted to them, refitted warm against their `L*`
+/// (spec §2.12), and eq. 13.
+fn pruned_weights(
+    belief: &KernelBelief,
+    l_star: &[f64],
+    top: &[usize],
+    config: &BeliefConfig,
+    seed: u64,
+) -> Result<Vec<f64>, SelectionError> {
+    if top.len() == 1 {
+        return Ok(vec![1.0]);
+    }
+    let mut pruned = belief.restrict(top)?;
+    let kept: Vec<f64> = top.iter().map(|&i| l_star[i]).collect();
+    pruned.refit_warm_or_cold(&kept, config, seed)?;
+    Ok(pruned.probabilities(config.posterior_samples, seed, Some(&kept)))
+}
+
+/// Whether an SVGP error is one kernel's numerical failure (excluded) rather than a problem of
+/// the data or settings (reported).
+fn is_kernel_failure(e: &ModelError) -> bool {
+    matches!(
+        e,
+        ModelError::Linalg(_) | ModelError::Optim(_) | ModelError::Kernel(_)
+    )
+}
