@@ -785,25 +785,31 @@ fn check_standardizer(s: &Standardizer, d: usize, t: usize) -> Result<(), ModelE
     Ok(())
 }
 
-/// Write a regressor to `path` as JSON. A model whose standardiser is unusable (a scale that
-/// overflowed, say) is refused rather than written as a file that cannot be loaded.
+/// Write a regressor to `path` as JSON (the text of [`save_str`]).
 pub fn save(r: &Regressor, path: &Path) -> Result<(), ModelFileError> {
-    check_standardizer(&r.standardizer, r.inputs.len(), r.targets.len()).map_err(|e| {
-        ModelFileError::Model {
-            path: path.display().to_string(),
-            source: Box::new(e),
-        }
-    })?;
-    let format_error = |message: String| ModelFileError::Format {
-        path: path.display().to_string(),
-        message,
-    };
-    let file = ModelFile::from_record(&ModelRecord::from_regressor(r)).map_err(format_error)?;
-    let text = serde_json::to_string_pretty(&file).map_err(|e| format_error(e.to_string()))?;
+    let text = save_str(r, &path.display().to_string())?;
     std::fs::write(path, text).map_err(|source| ModelFileError::Io {
         path: path.display().to_string(),
         source,
     })
+}
+
+/// The text of a regressor's model file (what [`save`] writes and [`load_str`] reads back to
+/// the same numbers); `source` names it in errors. A model whose standardiser is unusable (a
+/// scale that overflowed, say) is refused rather than written as a file that cannot be loaded.
+pub fn save_str(r: &Regressor, source: &str) -> Result<String, ModelFileError> {
+    check_standardizer(&r.standardizer, r.inputs.len(), r.targets.len()).map_err(|e| {
+        ModelFileError::Model {
+            path: source.to_string(),
+            source: Box::new(e),
+        }
+    })?;
+    let format_error = |message: String| ModelFileError::Format {
+        path: source.to_string(),
+        message,
+    };
+    let file = ModelFile::from_record(&ModelRecord::from_regressor(r)).map_err(format_error)?;
+    serde_json::to_string_pretty(&file).map_err(|e| format_error(e.to_string()))
 }
 
 /// Read a regressor from a JSON model file.

@@ -12,6 +12,7 @@
 //! * [`cost`] — the estimated time and memory of a fit, and the advice that follows.
 //! * [`regressor`] — [`Regressor`]: standardiser plus the fitted model(s), predictions in the
 //!   units of the data.
+//! * [`mod@joint`] — [`Regressor::predict_joint`]: one output's joint predictive distribution.
 //! * [`summary`] — [`FitSummary`], the one schema of a fit's report.
 //! * [`file`](mod@file) — versioned JSON model files: saving, loading, and the checks and
 //!   rebuilding of a model from its record; [`record`] — the tagged per-model records of
@@ -48,6 +49,7 @@ pub mod defaults;
 pub mod file;
 pub mod finite;
 pub mod format;
+pub mod joint;
 pub mod kind;
 pub mod options;
 pub mod record;
@@ -61,7 +63,7 @@ pub use classifier::{
 pub use classifier_file::{load_classifier, save_classifier};
 pub use cost::{physical_memory, Advice, FitCost};
 pub use defaults::*;
-pub use file::{load, save, ModelFileError};
+pub use file::{load, load_str, save, save_str, ModelFileError};
 pub use finite::{check_predictions, finite, NonFinite};
 pub use format::{format_number, shorten};
 pub use kind::ModelKind;

@@ -27,7 +27,7 @@ use crate::models::robust::multi_output::{MultiOutputConfig, MultiOutputKind, Mu
 use crate::models::robust::{centred_weights, prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::optim::LbfgsOptions;
-use crate::posterior::Marginals;
+use crate::posterior::{Marginals, Posterior};
 use crate::selection::{KernelSpace, SelectedModel, Vbks, VbksConfig};
 
 /// What to fit: the checked options of [`super::ModelOptions::check`], with every default
@@ -234,6 +234,25 @@ impl SingleOutput {
             _ => crate::fit::best(self.starts()),
         };
         kept.map(FitReport::warnings).unwrap_or_default()
+    }
+
+    /// The latent posterior (in the model's units).
+    pub fn posterior(&self) -> Result<&dyn Posterior, ModelError> {
+        Ok(match self {
+            SingleOutput::Gp(g) => g,
+            SingleOutput::Rcgp(g, _) => g,
+            SingleOutput::Approx(ApproxModel::Sparse(g), _) => g,
+            SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => g,
+            SingleOutput::Approx(ApproxModel::Ca(g), _) => g,
+            SingleOutput::Approx(ApproxModel::Rrp(g), _) => g,
+            SingleOutput::Vbks(_) => {
+                return Err(ModelError::Invalid(
+                    "model 'vbks' is a mixture of sparse GPs, not one Gaussian posterior: use a \
+                     single-kernel model here"
+                        .into(),
+                ))
+            }
+        })
     }
 
     /// Latent marginals at standardised inputs `xs`.
@@ -520,13 +539,12 @@ impl Regressor {
         }
     }
 
-    /// Predict every output at raw (original-unit) inputs `x`, whose columns are in the order
-    /// of [`Regressor::inputs`].
-    pub fn predict(
-        &self,
-        x: MatRef<'_, f64>,
-        latent: bool,
-    ) -> Result<Vec<OutputPrediction>, ModelError> {
+    /// Raw test inputs `x` checked (one column per input, every entry finite) and
+    /// standardised.
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] naming the width expected, or the first non-finite entry.
+    pub fn standardized_inputs(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>, ModelError> {
         if x.ncols() != self.inputs.len() {
             return Err(ModelError::Invalid(format!(
                 "expected {} input columns ({}), got {}",
@@ -545,7 +563,17 @@ impl Regressor {
                 x[(i, j)]
             )));
         }
-        let xs = self.standardizer.transform_x(x);
+        Ok(self.standardizer.transform_x(x))
+    }
+
+    /// Predict every output at raw (original-unit) inputs `x`, whose columns are in the order
+    /// of [`Regressor::inputs`].
+    pub fn predict(
+        &self,
+        x: MatRef<'_, f64>,
+        latent: bool,
+    ) -> Result<Vec<OutputPrediction>, ModelError> {
+        let xs = self.standardized_inputs(x)?;
         let marginals: Vec<Marginals> = match &self.fitted {
             Fitted::PerTarget(outputs) => outputs
                 .iter()

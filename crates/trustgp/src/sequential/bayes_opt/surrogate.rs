@@ -4,9 +4,8 @@
 use faer::Mat;
 
 use crate::data::Dataset;
-use crate::estimators::regressor::{Fitted, SingleOutput};
+use crate::estimators::regressor::Fitted;
 use crate::estimators::{ModelKind, ModelOptions, Regressor};
-use crate::models::approximate::ApproxModel;
 use crate::models::computation_aware::ActionKind;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
@@ -112,19 +111,5 @@ pub fn latent_posterior(model: &Regressor) -> Result<&dyn Posterior, ModelError>
     let Some(output) = outputs.first() else {
         return Err(ModelError::Invalid("the model has no fitted output".into()));
     };
-    Ok(match &output.gp {
-        SingleOutput::Gp(g) => g,
-        SingleOutput::Rcgp(g, _) => g,
-        SingleOutput::Approx(ApproxModel::Sparse(g), _) => g,
-        SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => g,
-        SingleOutput::Approx(ApproxModel::Ca(g), _) => g,
-        SingleOutput::Approx(ApproxModel::Rrp(g), _) => g,
-        SingleOutput::Vbks(_) => {
-            return Err(ModelError::Invalid(
-                "model 'vbks' is a mixture of sparse GPs, not one Gaussian posterior: use a \
-                 single-kernel model as a surrogate"
-                    .into(),
-            ))
-        }
-    })
+    output.gp.posterior()
 }
