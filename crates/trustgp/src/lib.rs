@@ -36,6 +36,7 @@ pub mod posterior;
 pub mod report;
 pub mod robust;
 pub mod sequential;
+pub mod verify;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.
 pub use faer::Mat;

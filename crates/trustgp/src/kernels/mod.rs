@@ -36,6 +36,7 @@ use faer::{Mat, MatRef};
 use crate::linalg::mirror_lower;
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
+pub(crate) use radial::{Matern12, Matern32, Matern52, Radial, RationalQuadratic, SquaredExp};
 pub use composite::ProductVariance;
 pub(crate) use covariance::dense_inverse_plus_diagonal;
 pub use covariance::{Covariance, InverseDerivative, InversePlusDiagonal};
