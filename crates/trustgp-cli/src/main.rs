@@ -20,6 +20,7 @@ fn main() {
         args::Command::Suggest(a) => commands::suggest::run(&a),
         args::Command::Bo(a) => commands::bo::run(&a),
         args::Command::SafeAl(a) => commands::safe_al::run(&a),
+        args::Command::Verify(a) => commands::verify::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -6,7 +6,7 @@
 
 use super::bnb::BnbOptions;
 use super::form::LatentForm;
-use super::quantity::{verify, Quantity};
+use super::quantity::{verify, Quantity, Verified};
 use super::region::Region;
 use super::VerifyError;
 
@@ -19,7 +19,7 @@ pub struct Attribution {
     pub delta: f64,
 }
 
-/// `Δⁱ_γ(x*)` of `quantity` for each feature in `features`.
+/// `Δⁱ_γ(x*)` of `quantity` of `form` for each feature in `features`.
 ///
 /// # Errors
 /// If `gamma` is negative or not finite, a feature is out of range, or as for [`verify`].
@@ -30,6 +30,20 @@ pub fn attribution(
     gamma: f64,
     features: &[usize],
     options: &BnbOptions,
+) -> Result<Vec<Attribution>, VerifyError> {
+    attribution_with(x, gamma, features, |r| verify(form, quantity, r, options))
+}
+
+/// `Δⁱ_γ(x*)` for each feature in `features`, with `verify_box` giving the certified bounds of
+/// the quantity over a box (in whatever units `x` is in).
+///
+/// # Errors
+/// If `gamma` is negative or not finite, a feature is out of range, or `verify_box` fails.
+pub fn attribution_with(
+    x: &[f64],
+    gamma: f64,
+    features: &[usize],
+    mut verify_box: impl FnMut(&Region) -> Result<Verified, VerifyError>,
 ) -> Result<Vec<Attribution>, VerifyError> {
     if !(gamma.is_finite() && gamma >= 0.0) {
         return Err(VerifyError::Invalid(format!(
@@ -49,8 +63,8 @@ pub fn attribution(
             up.upper[i] += gamma;
             let mut down = Region::new(x.to_vec(), x.to_vec())?;
             down.lower[i] -= gamma;
-            let p = verify(form, quantity, &up, options)?;
-            let m = verify(form, quantity, &down, options)?;
+            let p = verify_box(&up)?;
+            let m = verify_box(&down)?;
             Ok(Attribution {
                 feature: i,
                 delta: (p.upper - m.upper) + (p.lower - m.lower),

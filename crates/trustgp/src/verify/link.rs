@@ -5,13 +5,16 @@
 //! its minimum over `[μ_L, μ_U] × [Σ_L, Σ_U]` is at `(μ_L, Σ_U if μ_L ≥ 0 else Σ_L)` and its
 //! maximum at `(μ_U, Σ_L if μ_U ≥ 0 else Σ_U)`. Probit is closed form
 //! (`Φ(μ/√(1 + Σ))`, GPML's `likErf`); the logistic integral has none, so it is bracketed by a
-//! discretisation of latent space into cells of equal link mass (spec §2.9, used at a fixed
-//! `(μ, Σ)` as §6.9 allows): `Σ_l σ(a_l) P_l ≤ Π ≤ Σ_l σ(b_l) P_l`, a bracket of width `1/M`.
+//! piecewise-linear sandwich of `σ` on cells of latent space integrated exactly against the
+//! normal (a refinement of spec §2.9's discretisation, used at a fixed `(μ, Σ)` as §6.9
+//! allows), a bracket about `4·10⁻⁵` wide.
 
 use crate::sequential::acquisition::normal;
 
-/// Cells of the logistic bracket: its width is `1/LOGISTIC_CELLS`.
-pub const LOGISTIC_CELLS: usize = 16384;
+/// Widest cell of the logistic bracket: the bracket is at most `max|σ''| h²/4 ≈ 4·10⁻⁵` wide.
+pub const LOGISTIC_CELL: f64 = 0.04;
+/// Most cells of the logistic bracket (reached only for latent standard deviations above 9).
+const MAX_LOGISTIC_CELLS: usize = 4096;
 
 /// Beyond this many standard deviations a cell's normal mass is below `Φ(−9) < 1.2·10⁻¹⁹` and
 /// is bounded instead of computed.
@@ -85,41 +88,52 @@ fn sigmoid(x: f64) -> f64 {
     }
 }
 
-/// `[Σ_l (l/M) P_l, Σ_l ((l+1)/M) P_l]` over the cells `[logit(l/M), logit((l+1)/M)]`.
+/// `[lo, hi] ∋ ∫ σ(ξ) N(ξ | μ, s²) dξ`: on cells of width at most [`LOGISTIC_CELL`] over
+/// `μ ± 9s`, split at the inflection point 0, `σ` lies between its chord and its midpoint
+/// tangent (convex below 0, concave above), and a line integrates in closed form against the
+/// normal: `∫_a^b (α + βξ) N = α P + β (μ P + s (φ(z_a) − φ(z_b)))`. The tails beyond `±9s`
+/// carry mass below `Φ(−9)` each.
 fn logistic_bracket(mu: f64, var: f64) -> (f64, f64) {
-    let m = LOGISTIC_CELLS;
-    let mf = m as f64;
     let s = var.sqrt();
     if s == 0.0 || !s.is_finite() {
         let p = sigmoid(mu);
         return (p, p);
     }
-    // Only cells within ±TAIL_Z standard deviations carry mass worth computing.
-    let first = ((mf * sigmoid(mu - TAIL_Z * s)).floor() as usize).min(m - 1);
-    let last = ((mf * sigmoid(mu + TAIL_Z * s)).floor() as usize).min(m - 1);
-    let edge = |l: usize| -> f64 {
-        // Φ((logit(l/M) − μ)/s), with logit(0) = −∞ and logit(1) = +∞.
-        if l == 0 {
-            0.0
-        } else if l >= m {
-            1.0
-        } else {
-            let p = l as f64 / mf;
-            normal::cdf(((p / (1.0 - p)).ln() - mu) / s)
-        }
-    };
-    let (mut lo, mut hi) = (0.0, 0.0);
-    let mut below = edge(first);
-    for l in first..=last {
-        let above = edge(l + 1);
-        // No clamping: the edges telescope, so their rounding errors do not accumulate.
-        let p = above - below;
-        lo += l as f64 / mf * p;
-        hi += (l + 1) as f64 / mf * p;
-        below = above;
+    let (left, right) = (mu - TAIL_Z * s, mu + TAIL_Z * s);
+    let cells = ((right - left) / LOGISTIC_CELL).ceil().clamp(16.0, MAX_LOGISTIC_CELLS as f64) as usize;
+    let mut edges: Vec<f64> = (0..=cells)
+        .map(|k| left + (right - left) * k as f64 / cells as f64)
+        .collect();
+    if left < 0.0 && right > 0.0 {
+        let k = edges.partition_point(|e| *e < 0.0);
+        edges.insert(k, 0.0);
     }
-    // The skipped cells: at most TAIL_MASS on each side, at most weight 1.
-    hi += 2.0 * TAIL_MASS;
-    // Summation of up to M terms of total weight ≤ 1: error ≤ M ε_mach < 4·10⁻¹².
-    (lo - 1e-11, hi + 1e-11)
+    let z: Vec<f64> = edges.iter().map(|e| (e - mu) / s).collect();
+    let cdf: Vec<f64> = z.iter().map(|&z| normal::cdf(z)).collect();
+    let pdf: Vec<f64> = z.iter().map(|&z| normal::pdf(z)).collect();
+    let (mut lo, mut hi, mut scale) = (0.0, 0.0, 0.0);
+    for k in 0..edges.len() - 1 {
+        let (a, b) = (edges[k], edges[k + 1]);
+        // The edges telescope, so the rounding of Φ does not accumulate.
+        let p = cdf[k + 1] - cdf[k];
+        let m1 = mu * p + s * (pdf[k] - pdf[k + 1]);
+        let (sa, sb) = (sigmoid(a), sigmoid(b));
+        let chord_b = (sb - sa) / (b - a);
+        let chord = (sa - chord_b * a, chord_b);
+        let c = 0.5 * (a + b);
+        let sc = sigmoid(c);
+        let tb = sc * (1.0 - sc);
+        let tangent = (sc - tb * c, tb);
+        // Convex on ξ ≤ 0 (tangent below, chord above); concave on ξ ≥ 0.
+        let (below, above) = if b <= 0.0 { (tangent, chord) } else { (chord, tangent) };
+        let l = below.0 * p + below.1 * m1;
+        let h = above.0 * p + above.1 * m1;
+        lo += l;
+        hi += h;
+        scale += (below.0 * p).abs() + (below.1 * m1).abs() + (above.0 * p).abs() + (above.1 * m1).abs();
+    }
+    // Tails: σ ∈ [0, σ(left)] on the left, [σ(right), 1] on the right.
+    hi += sigmoid(left) * TAIL_MASS + TAIL_MASS;
+    let margin = 1e-12 * (1.0 + scale) + 1e-14;
+    (lo - margin, hi + margin)
 }

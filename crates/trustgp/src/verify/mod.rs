@@ -38,10 +38,11 @@ pub mod variance;
 #[cfg(test)]
 mod tests;
 
-pub use attribution::{attribution, Attribution};
+pub use attribution::{attribution, attribution_with, Attribution};
 pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};
 pub use error::VerifyError;
 pub use form::LatentForm;
 pub use link::BinaryLink;
 pub use quantity::{verify, Quantity, Verified};
 pub use region::Region;
+pub use regression::{regressor_form, verify_regressor, verify_regressor_box};

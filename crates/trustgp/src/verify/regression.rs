@@ -60,25 +60,39 @@ pub fn verify_regressor(
     features: Option<&[usize]>,
     options: &BnbOptions,
 ) -> Result<Verified, VerifyError> {
+    if let Some(j) = x.iter().position(|v| !v.is_finite()) {
+        return Err(VerifyError::Invalid(format!("input {j} of the point is {} (not finite)", x[j])));
+    }
+    let data_box = Region::ball(x, radius, features)?;
+    verify_regressor_box(reg, output, quantity, &data_box, options)
+}
+
+/// [`verify_regressor`] over any box of data-units inputs.
+///
+/// # Errors
+/// As for [`verify_regressor`].
+pub fn verify_regressor_box(
+    reg: &Regressor,
+    output: usize,
+    quantity: Quantity,
+    data_box: &Region,
+    options: &BnbOptions,
+) -> Result<Verified, VerifyError> {
     if let Quantity::Probability(_) = quantity {
         return Err(VerifyError::Invalid(
             "quantity `probability` needs a classifier; a regression model has `mean` and `variance`".into(),
         ));
     }
     let st = &reg.standardizer;
-    if x.len() != st.x_mean.len() {
+    if data_box.dim() != st.x_mean.len() {
         return Err(VerifyError::Invalid(format!(
             "the point has {} inputs, the model takes {}",
-            x.len(),
+            data_box.dim(),
             st.x_mean.len()
         )));
     }
-    if let Some(j) = x.iter().position(|v| !v.is_finite()) {
-        return Err(VerifyError::Invalid(format!("input {j} of the point is {} (not finite)", x[j])));
-    }
-    let data_box = Region::ball(x, radius, features)?;
     let to_std = |v: f64, j: usize| (v - st.x_mean[j]) / st.x_std[j];
-    let (lower, upper): (Vec<f64>, Vec<f64>) = (0..x.len())
+    let (lower, upper): (Vec<f64>, Vec<f64>) = (0..data_box.dim())
         .map(|j| {
             let (l, u) = (to_std(data_box.lower[j], j), to_std(data_box.upper[j], j));
             if data_box.lower[j] == data_box.upper[j] {
