@@ -92,7 +92,8 @@ fn run_regression(a: &VerifyArgs, model: &Regressor, options: &BnbOptions) -> Re
         if let Some(j) = xr.iter().position(|v| !v.is_finite()) {
             return Err(format!("row {r}, column `{}`: {} is not a finite number", model.inputs[j], xr[j]).into());
         }
-        let pred = model.predict(faer::MatRef::from_row_major_slice(&xr, 1, xr.len()), true)?;
+        let xm = trustgp::Mat::from_fn(1, xr.len(), |_, j| xr[j]);
+        let pred = model.predict(xm.as_ref(), true)?;
         let value = match quantity {
             Quantity::Variance => pred[output].std[0].powi(2),
             _ => pred[output].mean[0],

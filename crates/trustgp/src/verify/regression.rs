@@ -104,7 +104,18 @@ pub fn verify_regressor_box(
         .unzip();
     let std_box = Region::new(lower, upper)?;
     let form = regressor_form(reg, output)?;
-    let v = verify(&form, quantity, &std_box, options)?;
+    let (ym, ys) = (st.y_mean[output], st.y_std[output]);
+    // The tolerance is in data units: scale it into the model's.
+    let unit = if quantity == Quantity::Variance { ys * ys } else { ys };
+    let std_options = BnbOptions {
+        tolerance: options.tolerance / unit,
+        decide_at: options.decide_at.map(|t| match quantity {
+            Quantity::Variance => t / unit,
+            _ => (t - ym) / ys,
+        }),
+        ..options.clone()
+    };
+    let v = verify(&form, quantity, &std_box, &std_options)?;
     // Back to data units: the worst-case points clipped into the data box and re-evaluated there.
     let from_std = |xs: &[f64]| -> Vec<f64> {
         let back: Vec<f64> = xs
@@ -114,7 +125,6 @@ pub fn verify_regressor_box(
             .collect();
         data_box.clip(&back)
     };
-    let (ym, ys) = (st.y_mean[output], st.y_std[output]);
     let value_at = |xd: &[f64]| -> f64 {
         let xs: Vec<f64> = xd.iter().enumerate().map(|(j, v)| to_std(*v, j)).collect();
         let m = form.moments_at(&xs);
