@@ -137,7 +137,7 @@ pub fn verify_regressor_box(
     let argmax = from_std(&v.argmax);
     let (lower, upper, gap) = match quantity {
         Quantity::Variance => (
-            rounding::down(ys * ys * v.lower, ys * ys * v.lower),
+            rounding::down(ys * ys * v.lower, ys * ys * v.lower).max(0.0),
             rounding::up(ys * ys * v.upper, ys * ys * v.upper),
             ys * ys * v.gap,
         ),
