@@ -90,7 +90,12 @@ pub fn run(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for p in 0..a.points {
         let centre = [xt[(p, 0)], xt[(p, 1)]];
         let region = Region::ball(&centre, a.radius, None)?;
-        let v = verify(&form, Quantity::Probability(BinaryLink::Probit), &region, &options)?;
+        let v = verify(
+            &form,
+            Quantity::Probability(BinaryLink::Probit),
+            &region,
+            &options,
+        )?;
         times.push(v.seconds);
         println!(
             "{}",

@@ -20,8 +20,14 @@ fn training_csv() -> String {
 fn fitted(dir: &std::path::Path) -> String {
     let data = write(dir, "train.csv", &training_csv());
     let model = dir.join("m.json").display().to_string();
-    let out = trustgp(&["fit", "--data", &data, "--target", "y", "--kernel", "se", "--out", &model]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = trustgp(&[
+        "fit", "--data", &data, "--target", "y", "--kernel", "se", "--out", &model,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     model
 }
 
@@ -36,10 +42,25 @@ fn bounds_contain_predictions_on_a_grid_of_the_box() {
     for (quantity, tol) in [("mean", 1e-4), ("variance", 1e-3)] {
         let tol_s = tol.to_string();
         let out = trustgp(&[
-            "verify", "--model", &model, "--data", &points, "--radius", "0.3", "--quantity", quantity,
-            "--tolerance", &tol_s, "--delta", "0.5",
+            "verify",
+            "--model",
+            &model,
+            "--data",
+            &points,
+            "--radius",
+            "0.3",
+            "--quantity",
+            quantity,
+            "--tolerance",
+            &tol_s,
+            "--delta",
+            "0.5",
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         let pts = v["points"].as_array().unwrap();
         assert_eq!(pts.len(), 2);
@@ -53,7 +74,10 @@ fn bounds_contain_predictions_on_a_grid_of_the_box() {
             assert!(f("gap") <= tol + 1e-12, "gap {}", f("gap"));
             assert_eq!(p["exit"][0], "converged");
             assert!(p["certified"].is_boolean());
-            assert_eq!(p["certified"].as_bool().unwrap(), (f("value") - lo).max(hi - f("value")) <= 0.5);
+            assert_eq!(
+                p["certified"].as_bool().unwrap(),
+                (f("value") - lo).max(hi - f("value")) <= 0.5
+            );
             let centre = if r == 0 { [2.0, 1.5] } else { [7.1, 0.4] };
             for (name, c) in ["a", "b"].iter().zip(centre) {
                 let x = p["argmin_input"][name].as_f64().unwrap();
@@ -76,7 +100,10 @@ fn bounds_contain_predictions_on_a_grid_of_the_box() {
                 let (mean, std) = (it.next().unwrap(), it.next().unwrap());
                 let val = if quantity == "mean" { mean } else { std * std };
                 let tol = 1e-9 * (1.0 + val.abs());
-                assert!(lo - tol <= val && val <= hi + tol, "{quantity}: {lo} ≤ {val} ≤ {hi}");
+                assert!(
+                    lo - tol <= val && val <= hi + tol,
+                    "{quantity}: {lo} ≤ {val} ≤ {hi}"
+                );
             }
         }
     }
@@ -88,10 +115,24 @@ fn features_row_and_attribution() {
     let model = fitted(&dir);
     let points = write(&dir, "points.csv", "a,b\n2.0,1.5\n7.1,0.4\n");
     let out = trustgp(&[
-        "verify", "--model", &model, "--data", &points, "--row", "1", "--radius", "0.2", "--features", "b",
+        "verify",
+        "--model",
+        &model,
+        "--data",
+        &points,
+        "--row",
+        "1",
+        "--radius",
+        "0.2",
+        "--features",
+        "b",
         "--attribution",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let p = &v["points"][0];
     assert_eq!(p["row"], 1);
@@ -111,7 +152,10 @@ fn bad_input_is_a_clear_error() {
         (&["--radius", "-0.1"], "--radius"),
         (&["--radius", "0.1", "--row", "5"], "--row 5"),
         (&["--radius", "0.1", "--features", "c"], "`c`"),
-        (&["--radius", "0.1", "--quantity", "probability"], "classifier"),
+        (
+            &["--radius", "0.1", "--quantity", "probability"],
+            "classifier",
+        ),
         (&["--radius", "0.1", "--quantity", "median"], "--quantity"),
         (&["--radius", "0.1", "--tolerance", "-1"], "--tolerance"),
     ];
@@ -124,7 +168,9 @@ fn bad_input_is_a_clear_error() {
         assert!(err.contains(needle), "{extra:?}: {err}");
     }
     let nan = write(&dir, "nan.csv", "a,b\nnan,1.5\n");
-    let out = trustgp(&["verify", "--model", &model, "--data", &nan, "--radius", "0.1"]);
+    let out = trustgp(&[
+        "verify", "--model", &model, "--data", &nan, "--radius", "0.1",
+    ]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains('a') && !err.is_empty(), "{err}");

@@ -40,11 +40,17 @@ pub fn run(a: &VerifyArgs) -> Result<(), CliError> {
 /// The branch-and-bound settings from the flags.
 fn bnb_options(a: &VerifyArgs) -> Result<BnbOptions, CliError> {
     if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
-        return Err(format!("--tolerance must be a finite number ≥ 0, got {}", a.tolerance).into());
+        return Err(format!(
+            "--tolerance must be a finite number ≥ 0, got {}",
+            a.tolerance
+        )
+        .into());
     }
     let time_limit = match a.time_limit {
         Some(t) if !(t.is_finite() && t > 0.0) => {
-            return Err(format!("--time-limit must be a positive number of seconds, got {t}").into())
+            return Err(
+                format!("--time-limit must be a positive number of seconds, got {t}").into(),
+            )
         }
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
@@ -62,26 +68,41 @@ fn run_regression(a: &VerifyArgs, model: &Regressor, options: &BnbOptions) -> Re
         "mean" => Quantity::Mean,
         "variance" => Quantity::Variance,
         "probability" => {
-            return Err("--quantity probability needs a classifier (fit --model gpc); this is a \
+            return Err(
+                "--quantity probability needs a classifier (fit --model gpc); this is a \
                         regression model: use mean or variance"
-                .into())
+                    .into(),
+            )
         }
-        q => return Err(format!("--quantity must be mean, variance or probability, got `{q}`").into()),
+        q => {
+            return Err(
+                format!("--quantity must be mean, variance or probability, got `{q}`").into(),
+            )
+        }
     };
     if a.class.is_some() {
-        return Err("--class applies to classifiers; this is a regression model (use --output)".into());
+        return Err(
+            "--class applies to classifiers; this is a regression model (use --output)".into(),
+        );
     }
     let output = match &a.output {
         None => 0,
         Some(t) => model.targets.iter().position(|n| n == t).ok_or_else(|| {
-            format!("--output `{t}` is not a target of the model (targets: {})", model.targets.join(", "))
+            format!(
+                "--output `{t}` is not a target of the model (targets: {})",
+                model.targets.join(", ")
+            )
         })?,
     };
     let free = feature_indices(a.features.as_deref(), &model.inputs)?;
     let x = read_inputs(&a.data, &model.inputs)?;
     let rows: Vec<usize> = match a.row {
         Some(k) if k >= x.nrows() => {
-            return Err(format!("--row {k} is out of range: the data has {} rows (0-based)", x.nrows()).into())
+            return Err(format!(
+                "--row {k} is out of range: the data has {} rows (0-based)",
+                x.nrows()
+            )
+            .into())
         }
         Some(k) => vec![k],
         None => (0..x.nrows()).collect(),
@@ -90,7 +111,11 @@ fn run_regression(a: &VerifyArgs, model: &Regressor, options: &BnbOptions) -> Re
     for &r in &rows {
         let xr: Vec<f64> = (0..x.ncols()).map(|j| x[(r, j)]).collect();
         if let Some(j) = xr.iter().position(|v| !v.is_finite()) {
-            return Err(format!("row {r}, column `{}`: {} is not a finite number", model.inputs[j], xr[j]).into());
+            return Err(format!(
+                "row {r}, column `{}`: {} is not a finite number",
+                model.inputs[j], xr[j]
+            )
+            .into());
         }
         let xm = trustgp::Mat::from_fn(1, xr.len(), |_, j| xr[j]);
         let pred = model.predict(xm.as_ref(), true)?;
@@ -141,7 +166,11 @@ fn feature_indices(names: Option<&[String]>, inputs: &[String]) -> Result<Vec<us
             .iter()
             .map(|n| {
                 inputs.iter().position(|i| i == n).ok_or_else(|| {
-                    format!("--features: `{n}` is not an input of the model (inputs: {})", inputs.join(", ")).into()
+                    format!(
+                        "--features: `{n}` is not an input of the model (inputs: {})",
+                        inputs.join(", ")
+                    )
+                    .into()
                 })
             })
             .collect(),
@@ -151,7 +180,13 @@ fn feature_indices(names: Option<&[String]>, inputs: &[String]) -> Result<Vec<us
 /// The JSON of one point's result (without `certified`, which depends on the model type).
 fn point_json(v: &Verified, inputs: &[String]) -> Map<String, Value> {
     let named = |x: &[f64]| -> Value {
-        Value::Object(inputs.iter().cloned().zip(x.iter().map(|v| json!(v))).collect())
+        Value::Object(
+            inputs
+                .iter()
+                .cloned()
+                .zip(x.iter().map(|v| json!(v)))
+                .collect(),
+        )
     };
     let mut m = Map::new();
     m.insert("lower".into(), json!(v.lower));

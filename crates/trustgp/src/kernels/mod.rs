@@ -36,7 +36,6 @@ use faer::{Mat, MatRef};
 use crate::linalg::mirror_lower;
 
 pub use base::{BaseKernel, BaseKind, Lengthscale};
-pub(crate) use radial::{Matern12, Matern32, Matern52, Radial, RationalQuadratic, SquaredExp};
 pub use composite::ProductVariance;
 pub(crate) use covariance::dense_inverse_plus_diagonal;
 pub use covariance::{Covariance, InverseDerivative, InversePlusDiagonal};
@@ -44,6 +43,7 @@ pub use error::KernelError;
 pub use expr::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};
 pub use hierarchical::HierarchicalKernel;
 pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
+pub(crate) use radial::{Matern12, Matern32, Matern52, Radial, RationalQuadratic, SquaredExp};
 pub use sandwich::InverseSandwich;
 pub use spectral::{PriorSample, SpectralKernel};
 

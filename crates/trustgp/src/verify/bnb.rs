@@ -188,7 +188,11 @@ pub fn branch_and_bound<P: Bounded + ?Sized>(
     let mut consider = |x: Vec<f64>, r: &Region, best_cert: &mut f64| {
         let x = r.clip(&x);
         let pv = problem.at(&x);
-        let (cert, value) = if s > 0.0 { (pv.upper, pv.value) } else { (-pv.lower, -pv.value) };
+        let (cert, value) = if s > 0.0 {
+            (pv.upper, pv.value)
+        } else {
+            (-pv.lower, -pv.value)
+        };
         if cert < *best_cert || best_value.is_nan() {
             *best_cert = cert.min(*best_cert);
             best_value = value;

@@ -254,7 +254,9 @@ impl KernelDecomposition {
                 out
             }
             Node::Sum(children) => {
-                let mut parts = children.iter().map(|c| self.eval_node(c, n, phi_lo, phi_hi));
+                let mut parts = children
+                    .iter()
+                    .map(|c| self.eval_node(c, n, phi_lo, phi_hi));
                 let mut acc = parts.next().expect("a sum has terms");
                 for p in parts {
                     for i in 0..n {
@@ -277,7 +279,9 @@ impl KernelDecomposition {
                 acc
             }
             Node::Product(children) => {
-                let mut parts = children.iter().map(|c| self.eval_node(c, n, phi_lo, phi_hi));
+                let mut parts = children
+                    .iter()
+                    .map(|c| self.eval_node(c, n, phi_lo, phi_hi));
                 let mut acc = parts.next().expect("a product has factors");
                 for p in parts {
                     acc = mccormick(&acc, &p, nb);
@@ -298,8 +302,16 @@ fn mccormick(a: &PointSandwiches, b: &PointSandwiches, nb: usize) -> PointSandwi
     for i in 0..n {
         // Lower: lo_A·k_B + lo_B·k_A − lo_A lo_B.
         let (la, lb) = (a.lo[i], b.lo[i]);
-        let (bb_a, b_from) = if la >= 0.0 { (b.low_a[i], &b.low_b) } else { (b.up_a[i], &b.up_b) };
-        let (ab_a, a_from) = if lb >= 0.0 { (a.low_a[i], &a.low_b) } else { (a.up_a[i], &a.up_b) };
+        let (bb_a, b_from) = if la >= 0.0 {
+            (b.low_a[i], &b.low_b)
+        } else {
+            (b.up_a[i], &b.up_b)
+        };
+        let (ab_a, a_from) = if lb >= 0.0 {
+            (a.low_a[i], &a.low_b)
+        } else {
+            (a.up_a[i], &a.up_b)
+        };
         let terms = [la * bb_a, lb * ab_a, -la * lb];
         out.low_a[i] = rounding::down(terms.iter().sum(), terms.iter().map(|t| t.abs()).sum());
         for k in 0..nb {
@@ -307,8 +319,16 @@ fn mccormick(a: &PointSandwiches, b: &PointSandwiches, nb: usize) -> PointSandwi
         }
         // Upper: hi_A·k_B + lo_B·k_A − hi_A lo_B.
         let ha = a.hi[i];
-        let (bb_a, b_from) = if ha >= 0.0 { (b.up_a[i], &b.up_b) } else { (b.low_a[i], &b.low_b) };
-        let (ab_a, a_from) = if lb >= 0.0 { (a.up_a[i], &a.up_b) } else { (a.low_a[i], &a.low_b) };
+        let (bb_a, b_from) = if ha >= 0.0 {
+            (b.up_a[i], &b.up_b)
+        } else {
+            (b.low_a[i], &b.low_b)
+        };
+        let (ab_a, a_from) = if lb >= 0.0 {
+            (a.up_a[i], &a.up_b)
+        } else {
+            (a.low_a[i], &a.low_b)
+        };
         let terms = [ha * bb_a, lb * ab_a, -ha * lb];
         out.up_a[i] = rounding::up(terms.iter().sum(), terms.iter().map(|t| t.abs()).sum());
         for k in 0..nb {

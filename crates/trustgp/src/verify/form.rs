@@ -62,7 +62,9 @@ impl LatentForm {
     ) -> Result<LatentForm, VerifyError> {
         let (n, d) = (support.nrows(), support.ncols());
         if n == 0 {
-            return Err(VerifyError::UnsupportedModel("the form has no support points".into()));
+            return Err(VerifyError::UnsupportedModel(
+                "the form has no support points".into(),
+            ));
         }
         if t.len() != n || s.nrows() != n || s.ncols() != n {
             return Err(VerifyError::Invalid(format!(
@@ -84,7 +86,9 @@ impl LatentForm {
             && m0.is_finite()
             && w.iter().all(|v| v.is_finite());
         if !finite {
-            return Err(VerifyError::Invalid("form: a non-finite entry in Z, t, S or the mean".into()));
+            return Err(VerifyError::Invalid(
+                "form: a non-finite entry in Z, t, S or the mean".into(),
+            ));
         }
         kernel
             .validate(d)
@@ -137,13 +141,19 @@ impl LatentForm {
             lg.t().to_vec(),
             lg.s_matrix(),
             m0,
-            if w.iter().all(|v| *v == 0.0) { Vec::new() } else { w },
+            if w.iter().all(|v| *v == 0.0) {
+                Vec::new()
+            } else {
+                w
+            },
         )
         .and_then(|f| {
             if f.dim() == d {
                 Ok(f)
             } else {
-                Err(VerifyError::Invalid("form: inconsistent input width".into()))
+                Err(VerifyError::Invalid(
+                    "form: inconsistent input width".into(),
+                ))
             }
         })
     }
@@ -253,7 +263,10 @@ impl LatentForm {
 }
 
 /// `(m0, w)` of an affine prior mean, checked at two points of the support's range.
-fn affine_mean<M: PriorMean>(mean: &M, support: MatRef<'_, f64>) -> Result<(f64, Vec<f64>), VerifyError> {
+fn affine_mean<M: PriorMean>(
+    mean: &M,
+    support: MatRef<'_, f64>,
+) -> Result<(f64, Vec<f64>), VerifyError> {
     let d = support.ncols();
     let zero = Mat::<f64>::zeros(1, d);
     let m0 = mean.eval(zero.as_ref())[0];

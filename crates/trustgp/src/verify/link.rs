@@ -100,7 +100,9 @@ fn logistic_bracket(mu: f64, var: f64) -> (f64, f64) {
         return (p, p);
     }
     let (left, right) = (mu - TAIL_Z * s, mu + TAIL_Z * s);
-    let cells = ((right - left) / LOGISTIC_CELL).ceil().clamp(16.0, MAX_LOGISTIC_CELLS as f64) as usize;
+    let cells = ((right - left) / LOGISTIC_CELL)
+        .ceil()
+        .clamp(16.0, MAX_LOGISTIC_CELLS as f64) as usize;
     let mut edges: Vec<f64> = (0..=cells)
         .map(|k| left + (right - left) * k as f64 / cells as f64)
         .collect();
@@ -125,12 +127,17 @@ fn logistic_bracket(mu: f64, var: f64) -> (f64, f64) {
         let tb = sc * (1.0 - sc);
         let tangent = (sc - tb * c, tb);
         // Convex on ξ ≤ 0 (tangent below, chord above); concave on ξ ≥ 0.
-        let (below, above) = if b <= 0.0 { (tangent, chord) } else { (chord, tangent) };
+        let (below, above) = if b <= 0.0 {
+            (tangent, chord)
+        } else {
+            (chord, tangent)
+        };
         let l = below.0 * p + below.1 * m1;
         let h = above.0 * p + above.1 * m1;
         lo += l;
         hi += h;
-        scale += (below.0 * p).abs() + (below.1 * m1).abs() + (above.0 * p).abs() + (above.1 * m1).abs();
+        scale +=
+            (below.0 * p).abs() + (below.1 * m1).abs() + (above.0 * p).abs() + (above.1 * m1).abs();
     }
     // Tails: σ ∈ [0, σ(left)] on the left, [σ(right), 1] on the right.
     hi += sigmoid(left) * TAIL_MASS + TAIL_MASS;

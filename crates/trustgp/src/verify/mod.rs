@@ -34,9 +34,9 @@ pub mod region;
 pub mod regression;
 pub mod rounding;
 pub mod separable;
-pub mod variance;
 #[cfg(test)]
 mod tests;
+pub mod variance;
 
 pub use attribution::{attribution, attribution_with, Attribution};
 pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};

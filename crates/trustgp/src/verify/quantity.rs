@@ -33,17 +33,21 @@ impl Bounded for Problem<'_> {
         let f = self.form;
         let sw = f.sandwiches(region);
         let mean_bounds = || {
-            let (lo, xl) = linear::lower(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
-            let (hi, xh) = linear::upper(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
+            let (lo, xl) =
+                linear::lower(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
+            let (hi, xh) =
+                linear::upper(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
             (lo, xl, hi.max(lo), xh)
         };
         match self.quantity {
             Quantity::Mean => {
                 if sense == Sense::Min {
-                    let (lo, x) = linear::lower(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
+                    let (lo, x) =
+                        linear::lower(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
                     (lo, vec![x])
                 } else {
-                    let (hi, x) = linear::upper(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
+                    let (hi, x) =
+                        linear::upper(f.decomposition(), f.support(), &sw, f.t(), f.mean(), region);
                     (hi, vec![x])
                 }
             }

@@ -45,7 +45,11 @@ impl Region {
     /// # Errors
     /// If `radius` is negative or not finite, the centre is not finite, or a free coordinate is
     /// out of range.
-    pub fn ball(centre: &[f64], radius: f64, free: Option<&[usize]>) -> Result<Region, VerifyError> {
+    pub fn ball(
+        centre: &[f64],
+        radius: f64,
+        free: Option<&[usize]>,
+    ) -> Result<Region, VerifyError> {
         if !(radius.is_finite() && radius >= 0.0) {
             return Err(VerifyError::Invalid(format!(
                 "radius must be a finite number ≥ 0, got {radius}"
@@ -88,7 +92,10 @@ impl Region {
             .zip(&self.upper)
             .map(|(l, u)| u - l)
             .enumerate()
-            .fold((0, f64::NEG_INFINITY), |b, (j, w)| if w > b.1 { (j, w) } else { b })
+            .fold(
+                (0, f64::NEG_INFINITY),
+                |b, (j, w)| if w > b.1 { (j, w) } else { b },
+            )
     }
 
     /// The two halves of the box cut at the midpoint of coordinate `j`.
@@ -104,8 +111,7 @@ impl Region {
     /// Whether `x` lies in the box.
     pub fn contains(&self, x: &[f64]) -> bool {
         x.len() == self.dim()
-            && x
-                .iter()
+            && x.iter()
                 .zip(self.lower.iter().zip(&self.upper))
                 .all(|(v, (l, u))| l <= v && v <= u)
     }

@@ -61,7 +61,10 @@ pub fn verify_regressor(
     options: &BnbOptions,
 ) -> Result<Verified, VerifyError> {
     if let Some(j) = x.iter().position(|v| !v.is_finite()) {
-        return Err(VerifyError::Invalid(format!("input {j} of the point is {} (not finite)", x[j])));
+        return Err(VerifyError::Invalid(format!(
+            "input {j} of the point is {} (not finite)",
+            x[j]
+        )));
     }
     let data_box = Region::ball(x, radius, features)?;
     verify_regressor_box(reg, output, quantity, &data_box, options)
@@ -98,7 +101,10 @@ pub fn verify_regressor_box(
             if data_box.lower[j] == data_box.upper[j] {
                 (l, l)
             } else {
-                (rounding::down(l, l.abs() + 1.0), rounding::up(u, u.abs() + 1.0))
+                (
+                    rounding::down(l, l.abs() + 1.0),
+                    rounding::up(u, u.abs() + 1.0),
+                )
             }
         })
         .unzip();
@@ -106,7 +112,11 @@ pub fn verify_regressor_box(
     let form = regressor_form(reg, output)?;
     let (ym, ys) = (st.y_mean[output], st.y_std[output]);
     // The tolerance is in data units: scale it into the model's.
-    let unit = if quantity == Quantity::Variance { ys * ys } else { ys };
+    let unit = if quantity == Quantity::Variance {
+        ys * ys
+    } else {
+        ys
+    };
     let std_options = BnbOptions {
         tolerance: options.tolerance / unit,
         decide_at: options.decide_at.map(|t| match quantity {

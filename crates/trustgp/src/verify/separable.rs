@@ -47,8 +47,7 @@ pub fn minimise(
                             continue;
                         }
                         let zi = z[(i, j)];
-                        let (lo, hi) =
-                            sin2_range(base.omega * (l - zi), base.omega * (u - zi));
+                        let (lo, hi) = sin2_range(base.omega * (l - zi), base.omega * (u - zi));
                         let ct = c * th;
                         value += if ct >= 0.0 { ct * lo } else { ct * hi };
                         scale += ct.abs();
@@ -66,9 +65,13 @@ pub fn minimise(
         let wj = w.get(j).copied().unwrap_or(0.0);
         if !quad.is_empty() || wj != 0.0 {
             let f = |u: f64| -> f64 {
-                quad.iter().map(|(c, zz)| c * (u - zz) * (u - zz)).sum::<f64>() + wj * (u + cj)
+                quad.iter()
+                    .map(|(c, zz)| c * (u - zz) * (u - zz))
+                    .sum::<f64>()
+                    + wj * (u + cj)
             };
-            let df = |u: f64| -> f64 { quad.iter().map(|(c, zz)| 2.0 * c * (u - zz)).sum::<f64>() + wj };
+            let df =
+                |u: f64| -> f64 { quad.iter().map(|(c, zz)| 2.0 * c * (u - zz)).sum::<f64>() + wj };
             let a: f64 = quad.iter().map(|(c, _)| c).sum();
             let (u0, best) = if a > 0.0 {
                 // Convex: a point near the vertex, then the tangent there bounds f below on

@@ -60,12 +60,17 @@ pub fn bounds(form: &LatentForm, sw: &PointSandwiches, region: &Region) -> Varia
     let rem_lo = (lmin * hh).max(-hah);
     let rem_hi = (lmax * hh).min(hah);
     let c: Vec<f64> = (0..n).map(|i| 2.0 * g[(i, 0)]).collect();
-    let none = AffineMean { m0: 0.0, w: Vec::new() };
+    let none = AffineMean {
+        m0: 0.0,
+        w: Vec::new(),
+    };
     let dec = form.decomposition();
     let z = form.support();
     let (lin_lo, x_max) = linear::lower(dec, z, sw, &c, &none, region);
     let (lin_hi, x_min) = linear::upper(dec, z, sw, &c, &none, region);
-    let scale = (mam + lin_lo.abs() + lin_hi.abs() + rem_lo.abs() + rem_hi.abs() + form.prior_var()) * slack;
+    let scale =
+        (mam + lin_lo.abs() + lin_hi.abs() + rem_lo.abs() + rem_hi.abs() + form.prior_var())
+            * slack;
     let q_lo = lin_lo - mg + rem_lo;
     let q_hi = lin_hi - mg + rem_hi;
     let upper = rounding::up(form.prior_var() - q_lo, scale).max(0.0);

@@ -39,8 +39,16 @@ fn gap_closes_to_tolerance_and_brackets_the_grid() {
         for (ki, kernel) in kernels(d).into_iter().enumerate().step_by(2) {
             let form = random_form(kernel, 15, d, 500 + ki as u64);
             let region = Region::ball(&vec![0.1; d], 0.4, None).unwrap();
-            for q in [Quantity::Mean, Quantity::Variance, Quantity::Probability(BinaryLink::Probit)] {
-                for (eps, split) in [(1e-2, Split::Widest), (1e-3, Split::Widest), (1e-3, Split::Random(9))] {
+            for q in [
+                Quantity::Mean,
+                Quantity::Variance,
+                Quantity::Probability(BinaryLink::Probit),
+            ] {
+                for (eps, split) in [
+                    (1e-2, Split::Widest),
+                    (1e-3, Split::Widest),
+                    (1e-3, Split::Random(9)),
+                ] {
                     let opts = BnbOptions {
                         tolerance: eps,
                         max_iterations: usize::MAX,
@@ -49,8 +57,15 @@ fn gap_closes_to_tolerance_and_brackets_the_grid() {
                     };
                     let v = verify(&form, q, &region, &opts).unwrap();
                     let (gmin, gmax) = grid(&form, q, &region, if d == 1 { 4001 } else { 161 });
-                    assert!(v.gap <= eps, "{q:?} kernel {ki} d {d}: gap {} > {eps}", v.gap);
-                    assert!(v.lower <= gmin && gmax <= v.upper, "{q:?} kernel {ki} d {d}");
+                    assert!(
+                        v.gap <= eps,
+                        "{q:?} kernel {ki} d {d}: gap {} > {eps}",
+                        v.gap
+                    );
+                    assert!(
+                        v.lower <= gmin && gmax <= v.upper,
+                        "{q:?} kernel {ki} d {d}"
+                    );
                     assert!(v.min_found <= gmin + eps && v.max_found >= gmax - eps);
                     assert!(region.contains(&v.argmin) && region.contains(&v.argmax));
                     let at = form.moments_at(&v.argmin);
@@ -59,7 +74,10 @@ fn gap_closes_to_tolerance_and_brackets_the_grid() {
                         Quantity::Variance => at.var,
                         Quantity::Probability(l) => l.value(at.mean, at.var),
                     };
-                    assert!((val - v.min_found).abs() < 1e-12, "min_found is the value at argmin");
+                    assert!(
+                        (val - v.min_found).abs() < 1e-12,
+                        "min_found is the value at argmin"
+                    );
                 }
             }
         }
@@ -77,7 +95,10 @@ fn anytime_bounds_are_monotone_and_valid_at_every_iteration() {
         record: true,
         ..BnbOptions::default()
     };
-    let p = Problem { form: &form, quantity: Quantity::Mean };
+    let p = Problem {
+        form: &form,
+        quantity: Quantity::Mean,
+    };
     let r = branch_and_bound(&p, &region, Sense::Min, &opts);
     assert!(r.history.len() > 3);
     for w in r.history.windows(2) {
@@ -89,7 +110,11 @@ fn anytime_bounds_are_monotone_and_valid_at_every_iteration() {
     }
     // Truncated runs still give valid bounds.
     for cap in [0, 1, 3, 10] {
-        let opts = BnbOptions { max_iterations: cap, tolerance: 0.0, ..BnbOptions::default() };
+        let opts = BnbOptions {
+            max_iterations: cap,
+            tolerance: 0.0,
+            ..BnbOptions::default()
+        };
         let r = branch_and_bound(&p, &region, Sense::Min, &opts);
         assert!(r.bound <= gmin && r.iterations <= cap);
     }
@@ -106,11 +131,24 @@ fn certified_answers_agree_with_exhaustive_search() {
             let x0 = [0.3, -0.2];
             let region = Region::ball(&x0, gamma, None).unwrap();
             // The logistic bracket costs ~0.1 ms: fewer of its runs.
-            let links: &[BinaryLink] = if si == 0 { &[BinaryLink::Probit, BinaryLink::Logistic] } else { &[BinaryLink::Probit] };
+            let links: &[BinaryLink] = if si == 0 {
+                &[BinaryLink::Probit, BinaryLink::Logistic]
+            } else {
+                &[BinaryLink::Probit]
+            };
             for &link in links {
                 let q = Quantity::Probability(link);
                 let eps = 2e-3;
-                let v = verify(&form, q, &region, &BnbOptions { tolerance: eps, ..BnbOptions::default() }).unwrap();
+                let v = verify(
+                    &form,
+                    q,
+                    &region,
+                    &BnbOptions {
+                        tolerance: eps,
+                        ..BnbOptions::default()
+                    },
+                )
+                .unwrap();
                 let (gmin, gmax) = grid(&form, q, &region, 61);
                 let p0 = {
                     let m = form.moments_at(&x0);
@@ -141,13 +179,20 @@ fn decided_stops_early_and_is_right() {
     let form = random_form(kernel, 20, 1, 77);
     let region = Region::ball(&[0.0], 0.8, None).unwrap();
     let (gmin, _) = grid(&form, Quantity::Mean, &region, 20001);
-    let p = Problem { form: &form, quantity: Quantity::Mean };
+    let p = Problem {
+        form: &form,
+        quantity: Quantity::Mean,
+    };
     for t in [gmin - 0.3, gmin + 0.3] {
         let r = branch_and_bound(
             &p,
             &region,
             Sense::Min,
-            &BnbOptions { tolerance: 0.0, decide_at: Some(t), ..BnbOptions::default() },
+            &BnbOptions {
+                tolerance: 0.0,
+                decide_at: Some(t),
+                ..BnbOptions::default()
+            },
         );
         assert_eq!(r.exit.name(), "decided");
         assert_eq!(r.bound > t, gmin > t);

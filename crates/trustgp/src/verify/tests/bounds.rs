@@ -41,12 +41,18 @@ fn box_bounds_hold_at_sampled_points_for_every_kernel() {
             let xs = samples(&region, 1000, ki as u64);
             let moments = form.moments(xs.as_ref());
             for q in QUANTITIES {
-                let p = Problem { form: &form, quantity: q };
+                let p = Problem {
+                    form: &form,
+                    quantity: q,
+                };
                 let (lo, _) = p.bound(&region, Sense::Min);
                 let (hi, _) = p.bound(&region, Sense::Max);
                 for m in &moments {
                     let (v, tol) = value(&p, m);
-                    assert!(lo <= v + tol && v - tol <= hi, "{q:?} kernel {ki} d {d}: {lo} ≤ {v} ≤ {hi}");
+                    assert!(
+                        lo <= v + tol && v - tol <= hi,
+                        "{q:?} kernel {ki} d {d}: {lo} ≤ {v} ≤ {hi}"
+                    );
                 }
             }
         }
@@ -62,11 +68,18 @@ fn hundred_thousand_samples_never_leave_the_bounds() {
     let xs = samples(&region, 100_000, 3);
     let moments = form.moments(xs.as_ref());
     for q in QUANTITIES {
-        let p = Problem { form: &form, quantity: q };
+        let p = Problem {
+            form: &form,
+            quantity: q,
+        };
         let (lo, _) = p.bound(&region, Sense::Min);
         let (hi, _) = p.bound(&region, Sense::Max);
         // The logistic bracket costs ~0.1 ms a point: 10⁴ of them.
-        let count = if q == QUANTITIES[3] { 10_000 } else { moments.len() };
+        let count = if q == QUANTITIES[3] {
+            10_000
+        } else {
+            moments.len()
+        };
         let out = moments[..count]
             .iter()
             .filter(|m| {
@@ -88,13 +101,19 @@ fn gaps_close_as_the_box_shrinks() {
             let region = Region::ball(&x0, r, None).unwrap();
             let m = form.moments_at(&x0);
             for (qi, q) in QUANTITIES[..3].iter().enumerate() {
-                let p = Problem { form: &form, quantity: *q };
+                let p = Problem {
+                    form: &form,
+                    quantity: *q,
+                };
                 let (lo, _) = p.bound(&region, Sense::Min);
                 let (hi, _) = p.bound(&region, Sense::Max);
                 let (v, _) = value(&p, &m);
                 assert!(lo <= v && v <= hi, "{q:?} kernel {ki} r {r}");
                 let gap = hi - lo;
-                assert!(gap <= last[qi] * 1.0001 + 1e-12, "{q:?} kernel {ki}: gap grew at r {r}");
+                assert!(
+                    gap <= last[qi] * 1.0001 + 1e-12,
+                    "{q:?} kernel {ki}: gap grew at r {r}"
+                );
                 last[qi] = gap;
                 if step == 5 {
                     assert!(gap < 1e-4, "{q:?} kernel {ki}: gap {gap} at r = 1e-6");
@@ -104,7 +123,10 @@ fn gaps_close_as_the_box_shrinks() {
         // A degenerate box: the bounds equal the point value.
         let region = Region::new(x0.to_vec(), x0.to_vec()).unwrap();
         let m = form.moments_at(&x0);
-        let p = Problem { form: &form, quantity: Quantity::Mean };
+        let p = Problem {
+            form: &form,
+            quantity: Quantity::Mean,
+        };
         let (lo, _) = p.bound(&region, Sense::Min);
         let (hi, _) = p.bound(&region, Sense::Max);
         assert!((lo - m.mean).abs() < 1e-9 && (hi - m.mean).abs() < 1e-9);

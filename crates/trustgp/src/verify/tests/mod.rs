@@ -20,7 +20,11 @@ pub(super) fn kernels(d: usize) -> Vec<Kernel> {
     let ard = |v: &[f64]| {
         format!(
             "[{}]",
-            v[..d].iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+            v[..d]
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
         )
     };
     let exprs = vec![
@@ -81,7 +85,11 @@ pub(super) fn samples(region: &Region, count: usize, seed: u64) -> Mat<f64> {
     }
     for c in 0..corners {
         for j in 0..d {
-            x[(count + c, j)] = if c >> j & 1 == 1 { region.upper[j] } else { region.lower[j] };
+            x[(count + c, j)] = if c >> j & 1 == 1 {
+                region.upper[j]
+            } else {
+                region.lower[j]
+            };
         }
     }
     let centre = region.centre();

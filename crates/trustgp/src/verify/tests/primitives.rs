@@ -52,7 +52,10 @@ fn profile_derivatives_match_central_differences() {
             let h = 1e-6;
             let fd = (p.eval(phi + h).0 - p.eval(phi - h).0) / (2.0 * h);
             let d = p.eval(phi).1;
-            assert!((fd - d).abs() < 1e-7 * (1.0 + d.abs()), "{p:?} at {phi}: {fd} vs {d}");
+            assert!(
+                (fd - d).abs() < 1e-7 * (1.0 + d.abs()),
+                "{p:?} at {phi}: {fd} vs {d}"
+            );
         }
     }
 }
@@ -70,7 +73,10 @@ fn sin2_range_brackets_a_grid_and_is_tight() {
         let gmin = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let gmax = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         assert!(lo <= gmin && gmax <= hi);
-        assert!(gmin - lo < 1e-5 && hi - gmax < 1e-5, "[{u0}, {u1}]: {lo} {gmin} {gmax} {hi}");
+        assert!(
+            gmin - lo < 1e-5 && hi - gmax < 1e-5,
+            "[{u0}, {u1}]: {lo} {gmin} {gmax} {hi}"
+        );
     }
 }
 
@@ -110,13 +116,18 @@ fn kernel_sandwiches_hold_at_sampled_points() {
 #[test]
 fn separable_minimum_is_exact_for_radial_kernels_in_one_dimension() {
     let mut rng = StdRng::seed_from_u64(4);
-    for expr in ["se(var=1.0, ls=0.7)", "matern32(var=1.0, ls=0.5) + rq(var=1.0, ls=0.9, alpha=2.0)"] {
+    for expr in [
+        "se(var=1.0, ls=0.7)",
+        "matern32(var=1.0, ls=0.5) + rq(var=1.0, ls=0.9, alpha=2.0)",
+    ] {
         let kernel = crate::kernels::Kernel::parse(expr).unwrap();
         let dec = KernelDecomposition::new(&kernel, 1).unwrap();
         let n = 15;
         let z = Mat::from_fn(n, 1, |_, _| rng.random_range(-2.0..2.0));
         for _ in 0..100 {
-            let coef: Vec<f64> = (0..n * dec.bases.len()).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let coef: Vec<f64> = (0..n * dec.bases.len())
+                .map(|_| rng.random_range(-1.0..1.0))
+                .collect();
             let w = vec![rng.random_range(-0.3..0.3)];
             let region = random_box(1, 1.0, &mut rng);
             let f = |x: f64| {
@@ -130,12 +141,20 @@ fn separable_minimum_is_exact_for_radial_kernels_in_one_dimension() {
             };
             let (lb, xmin) = separable::minimise(&dec, z.as_ref(), &coef, &w, &region);
             let grid = (0..=20000)
-                .map(|k| f(region.lower[0] + (region.upper[0] - region.lower[0]) * k as f64 / 20000.0))
+                .map(|k| {
+                    f(region.lower[0] + (region.upper[0] - region.lower[0]) * k as f64 / 20000.0)
+                })
                 .fold(f64::INFINITY, f64::min);
             assert!(lb <= grid, "{lb} > grid min {grid}");
-            assert!(grid - lb < 1e-8 * (1.0 + grid.abs()), "not exact: {lb} vs {grid}");
+            assert!(
+                grid - lb < 1e-8 * (1.0 + grid.abs()),
+                "not exact: {lb} vs {grid}"
+            );
             assert!(region.contains(&xmin));
-            assert!((f(xmin[0]) - lb).abs() < 1e-8 * (1.0 + lb.abs()), "argmin does not attain");
+            assert!(
+                (f(xmin[0]) - lb).abs() < 1e-8 * (1.0 + lb.abs()),
+                "argmin does not attain"
+            );
             let (ub, xmax) = separable::maximise(&dec, z.as_ref(), &coef, &w, &region);
             assert!(ub >= f(xmax[0]) && ub - f(xmax[0]) < 1e-8 * (1.0 + ub.abs()));
         }
@@ -144,7 +163,10 @@ fn separable_minimum_is_exact_for_radial_kernels_in_one_dimension() {
 
 #[test]
 fn unsupported_kernels_are_named() {
-    for (expr, name) in [("lin(var=1.0)", "lin"), ("se(var=1.0, ls=1.0) * white(var=0.1)", "white")] {
+    for (expr, name) in [
+        ("lin(var=1.0)", "lin"),
+        ("se(var=1.0, ls=1.0) * white(var=0.1)", "white"),
+    ] {
         let k = crate::kernels::Kernel::parse(expr).unwrap();
         let err = KernelDecomposition::new(&k, 1).unwrap_err().to_string();
         assert!(err.contains(name), "{err}");

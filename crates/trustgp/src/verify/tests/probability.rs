@@ -31,7 +31,10 @@ fn logistic_bracket_contains_the_integral_and_is_narrow() {
         let var = rng.random_range(1e-4..9.0);
         let exact = logistic_integral(mu, var);
         let (lo, hi) = BinaryLink::Logistic.bracket(mu, var);
-        assert!(lo <= exact && exact <= hi, "({mu}, {var}): {lo} {exact} {hi}");
+        assert!(
+            lo <= exact && exact <= hi,
+            "({mu}, {var}): {lo} {exact} {hi}"
+        );
         assert!(hi - lo <= 5e-5, "width {}", hi - lo);
     }
     // Σ = 0: the link itself.
@@ -85,7 +88,10 @@ fn rectangle_bounds_enclose_a_grid_and_are_attained() {
             }
             assert!(lo <= gmin + 1e-15 && gmax <= hi + 1e-15);
             // Attained (the extremal corner is on the grid): tight up to the bracket width.
-            assert!(gmin - lo < 1e-9 && hi - gmax < 1e-9, "{link:?}: {lo} {gmin} {gmax} {hi}");
+            assert!(
+                gmin - lo < 1e-9 && hi - gmax < 1e-9,
+                "{link:?}: {lo} {gmin} {gmax} {hi}"
+            );
         }
     }
 }
