@@ -5,6 +5,7 @@ mod bench_exact;
 mod bench_gpc;
 mod bench_robust;
 mod bench_scale;
+mod bench_verify;
 mod energy;
 mod figure;
 mod flash_crash;
@@ -40,6 +41,8 @@ enum Command {
     BenchRobust(bench_robust::Args),
     /// Scalable models on kin40k, and SVGP on a million synthetic rows: time, memory, RMSE.
     BenchScale(bench_scale::Args),
+    /// Time certified probability bounds (verify) on a Synthetic2D-like probit form.
+    BenchVerify(bench_verify::Args),
     /// RCaGP paper Table 1 / S1 / S2: SVGP, CaGP, RCSVGP, RCaGP, Student-t on four UCI sets.
     RcagpUci(rcagp_uci::Args),
     /// MO-RCGP paper Tables 2 and 3: Energy, MOGP vs MO-RCGP under four outlier scenarios.
@@ -69,6 +72,7 @@ fn main() {
         Command::BenchGpc(a) => bench_gpc::run(&a),
         Command::BenchRobust(a) => bench_robust::run(&a),
         Command::BenchScale(a) => bench_scale::run(&a),
+        Command::BenchVerify(a) => bench_verify::run(&a),
         Command::RcagpUci(a) => rcagp_uci::run(&a),
         Command::Energy(a) => energy::run(&a),
         Command::Table1(a) => table1::run(&a),

@@ -44,6 +44,8 @@ pub struct KernelsArgs {
     /// Print one JSON object instead of one expression per line.
     #[arg(long)]
     pub json: bool,
+    /// Certified bounds of a prediction over a box around data points (branch and bound).
+    Verify(VerifyArgs),
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
@@ -378,4 +380,52 @@ pub struct SafeAlArgs {
     /// `trustgp suggest` or another tool on the same data, and stop.
     #[arg(long)]
     pub export: Option<PathBuf>,
+}
+
+/// `trustgp verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// A model file written by `trustgp fit`.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// CSV holding (at least) the model's input columns: the points to verify around.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Verify only this data row (0-based, header excluded; default: every row).
+    #[arg(long)]
+    pub row: Option<usize>,
+    /// Radius γ of the ℓ∞ box around each point, in the data's units.
+    #[arg(long, allow_negative_numbers = true)]
+    pub radius: f64,
+    /// Input columns that may move, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub features: Option<Vec<String>>,
+    /// What to bound: mean or variance (latent) of a regression model; probability of a
+    /// classifier's class (default: mean for regression).
+    #[arg(long)]
+    pub quantity: Option<String>,
+    /// Target to verify, for a model of several targets (default: the first).
+    #[arg(long, conflicts_with = "class")]
+    pub output: Option<String>,
+    /// Class whose probability is bounded (classifiers).
+    #[arg(long)]
+    pub class: Option<String>,
+    /// Regression: certify that the quantity moves at most δ from its value at the point.
+    #[arg(long, allow_negative_numbers = true)]
+    pub delta: Option<f64>,
+    /// Stop when each certified bound is within ε of a value attained in the box.
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
+    pub tolerance: f64,
+    /// Maximum number of box splits per bound.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_iterations: usize,
+    /// Time limit per bound, in seconds.
+    #[arg(long, allow_negative_numbers = true)]
+    pub time_limit: Option<f64>,
+    /// Also report the Δγ feature attribution of each free feature.
+    #[arg(long)]
+    pub attribution: bool,
+    /// Also write the JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -21,6 +21,7 @@ fn main() {
         args::Command::Bo(a) => commands::bo::run(&a),
         args::Command::SafeAl(a) => commands::safe_al::run(&a),
         args::Command::Kernels(a) => commands::kernels::run(&a),
+        args::Command::Verify(a) => commands::verify::run(&a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -21,6 +21,7 @@
 //! * [`robust`] — tools of the robust models: robust covariance estimation (FastMCD).
 //! * [`sequential`] — sequential decisions on a posterior: acquisition functions (EI, LogEI, PI,
 //!   UCB) with input gradients.
+//! * [`verify`] — certified bounds of predictions over boxes of inputs, by branch and bound.
 //! * [`report`] — figures for people: SVG line plots of runs with ±1 std bands.
 
 pub mod data;
@@ -37,6 +38,7 @@ pub mod report;
 pub mod robust;
 pub mod selection;
 pub mod sequential;
+pub mod verify;
 
 /// The matrix type used throughout: column-major, `f64`, one row per observation.
 pub use faer::Mat;

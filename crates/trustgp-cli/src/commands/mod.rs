@@ -11,6 +11,7 @@ pub mod predict;
 pub mod safe_al;
 pub mod safe_suggest;
 pub mod suggest;
+pub mod verify;
 
 use serde_json::Value;
 use trustgp::data::{read_csv, Dataset};

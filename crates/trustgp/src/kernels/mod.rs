@@ -43,6 +43,7 @@ pub use error::KernelError;
 pub use expr::{MAX_EXPR_BASES, MAX_EXPR_DEPTH};
 pub use hierarchical::HierarchicalKernel;
 pub use multi_output::{Coregion, LmcTerm, MultiOutputKernel, A_BOUND_FACTOR};
+pub(crate) use radial::{Matern12, Matern32, Matern52, Radial, RationalQuadratic, SquaredExp};
 pub use sandwich::InverseSandwich;
 pub use spectral::{PriorSample, SpectralKernel};
 

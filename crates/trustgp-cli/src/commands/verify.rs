@@ -1,0 +1,203 @@
+//! `trustgp verify`: certified bounds of a saved model's prediction over an ℓ∞ box around each
+//! data point, by branch and bound (`trustgp::verify`).
+//!
+//! Per point: `lower` ≤ the quantity everywhere in the box ≤ `upper` (sound, outward-rounded);
+//! `min_found`/`max_found` are the quantity at the concrete inputs `argmin_input`/
+//! `argmax_input`; `gap` is how far a bound can be from those; `certified` answers the decision
+//! question — for regression "the quantity moves at most `--delta` from its value at the
+//! point" (`null` without `--delta`).
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use trustgp::data::read_inputs;
+use trustgp::estimators::{file, Regressor};
+use trustgp::verify::{
+    attribution_with, verify_regressor_box, BnbOptions, Quantity, Region, Verified,
+};
+
+use super::{print_json, CliError};
+use crate::args::VerifyArgs;
+
+/// Run the subcommand.
+pub fn run(a: &VerifyArgs) -> Result<(), CliError> {
+    let options = bnb_options(a)?;
+    if let Some(d) = a.delta {
+        if !(d.is_finite() && d >= 0.0) {
+            return Err(format!("--delta must be a finite number ≥ 0, got {d}").into());
+        }
+    }
+    if !(a.radius.is_finite() && a.radius >= 0.0) {
+        return Err(format!("--radius must be a finite number ≥ 0, got {}", a.radius).into());
+    }
+    // gpc: wired at merge — a classifier model file gets its own arm here: its latent form(s)
+    // (`LatentForm::of`), `Quantity::Probability(link)` for the class of `--class`, and
+    // `certified` = the predicted class cannot flip.
+    let model = file::load(&a.model)?;
+    run_regression(a, &model, &options)
+}
+
+/// The branch-and-bound settings from the flags.
+fn bnb_options(a: &VerifyArgs) -> Result<BnbOptions, CliError> {
+    if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
+        return Err(format!(
+            "--tolerance must be a finite number ≥ 0, got {}",
+            a.tolerance
+        )
+        .into());
+    }
+    let time_limit = match a.time_limit {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            return Err(
+                format!("--time-limit must be a positive number of seconds, got {t}").into(),
+            )
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    Ok(BnbOptions {
+        tolerance: a.tolerance,
+        max_iterations: a.max_iterations,
+        time_limit,
+        ..BnbOptions::default()
+    })
+}
+
+fn run_regression(a: &VerifyArgs, model: &Regressor, options: &BnbOptions) -> Result<(), CliError> {
+    let quantity = match a.quantity.as_deref().unwrap_or("mean") {
+        "mean" => Quantity::Mean,
+        "variance" => Quantity::Variance,
+        "probability" => {
+            return Err(
+                "--quantity probability needs a classifier (fit --model gpc); this is a \
+                        regression model: use mean or variance"
+                    .into(),
+            )
+        }
+        q => {
+            return Err(
+                format!("--quantity must be mean, variance or probability, got `{q}`").into(),
+            )
+        }
+    };
+    if a.class.is_some() {
+        return Err(
+            "--class applies to classifiers; this is a regression model (use --output)".into(),
+        );
+    }
+    let output = match &a.output {
+        None => 0,
+        Some(t) => model.targets.iter().position(|n| n == t).ok_or_else(|| {
+            format!(
+                "--output `{t}` is not a target of the model (targets: {})",
+                model.targets.join(", ")
+            )
+        })?,
+    };
+    let free = feature_indices(a.features.as_deref(), &model.inputs)?;
+    let x = read_inputs(&a.data, &model.inputs)?;
+    let rows: Vec<usize> = match a.row {
+        Some(k) if k >= x.nrows() => {
+            return Err(format!(
+                "--row {k} is out of range: the data has {} rows (0-based)",
+                x.nrows()
+            )
+            .into())
+        }
+        Some(k) => vec![k],
+        None => (0..x.nrows()).collect(),
+    };
+    let mut points = Vec::with_capacity(rows.len());
+    for &r in &rows {
+        let xr: Vec<f64> = (0..x.ncols()).map(|j| x[(r, j)]).collect();
+        if let Some(j) = xr.iter().position(|v| !v.is_finite()) {
+            return Err(format!(
+                "row {r}, column `{}`: {} is not a finite number",
+                model.inputs[j], xr[j]
+            )
+            .into());
+        }
+        let xm = trustgp::Mat::from_fn(1, xr.len(), |_, j| xr[j]);
+        let pred = model.predict(xm.as_ref(), true)?;
+        let value = match quantity {
+            Quantity::Variance => pred[output].std[0].powi(2),
+            _ => pred[output].mean[0],
+        };
+        let data_box = Region::ball(&xr, a.radius, Some(&free))?;
+        let v = verify_regressor_box(model, output, quantity, &data_box, options)?;
+        let certified = a.delta.map(|d| (value - v.lower).max(v.upper - value) <= d);
+        let mut p = point_json(&v, &model.inputs);
+        p.insert("row".into(), json!(r));
+        p.insert("value".into(), json!(value));
+        p.insert("certified".into(), json!(certified));
+        if a.attribution {
+            let att = attribution_with(&xr, a.radius, &free, |b| {
+                verify_regressor_box(model, output, quantity, b, options)
+            })?;
+            let m: Map<String, Value> = att
+                .iter()
+                .map(|t| (model.inputs[t.feature].clone(), json!(t.delta)))
+                .collect();
+            p.insert("attribution".into(), Value::Object(m));
+        }
+        points.push(Value::Object(p));
+    }
+    let out = json!({
+        "points": points,
+        "quantity": a.quantity.as_deref().unwrap_or("mean"),
+        "output": model.targets[output],
+        "radius": a.radius,
+        "features": free.iter().map(|&j| model.inputs[j].clone()).collect::<Vec<_>>(),
+        "tolerance": a.tolerance,
+        "delta": a.delta,
+    });
+    if let Some(path) = &a.out {
+        std::fs::write(path, serde_json::to_string_pretty(&out)?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    print_json(&out)
+}
+
+/// Indices of the named features among the model's inputs (all when none are named).
+fn feature_indices(names: Option<&[String]>, inputs: &[String]) -> Result<Vec<usize>, CliError> {
+    match names {
+        None => Ok((0..inputs.len()).collect()),
+        Some(ns) => ns
+            .iter()
+            .map(|n| {
+                inputs.iter().position(|i| i == n).ok_or_else(|| {
+                    format!(
+                        "--features: `{n}` is not an input of the model (inputs: {})",
+                        inputs.join(", ")
+                    )
+                    .into()
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The JSON of one point's result (without `certified`, which depends on the model type).
+fn point_json(v: &Verified, inputs: &[String]) -> Map<String, Value> {
+    let named = |x: &[f64]| -> Value {
+        Value::Object(
+            inputs
+                .iter()
+                .cloned()
+                .zip(x.iter().map(|v| json!(v)))
+                .collect(),
+        )
+    };
+    let mut m = Map::new();
+    m.insert("lower".into(), json!(v.lower));
+    m.insert("upper".into(), json!(v.upper));
+    m.insert("min_found".into(), json!(v.min_found));
+    m.insert("max_found".into(), json!(v.max_found));
+    m.insert("argmin_input".into(), named(&v.argmin));
+    m.insert("argmax_input".into(), named(&v.argmax));
+    m.insert("gap".into(), json!(v.gap));
+    m.insert("iterations".into(), json!(v.iterations));
+    m.insert("seconds".into(), json!(v.seconds));
+    m.insert("exit".into(), json!([v.exit_min.name(), v.exit_max.name()]));
+    m
+}

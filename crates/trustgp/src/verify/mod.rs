@@ -1,0 +1,48 @@
+//! Certified bounds on a GP's predictions over a box of inputs, by branch and bound
+//! (`../shared/spec/adversarial-bounds.md`).
+//!
+//! A fitted model is read as a [`LatentForm`]: `mean(x) = m(x) + k(x, Z) t`,
+//! `var(x) = k(x, x) − k(x, Z) S k(Z, x)` with `S` dense and symmetric. On a box `T`:
+//!
+//! 1. every kernel is written as `k(x, z) = ψ(φ(x, z))` with `φ` separable over inputs
+//!    ([`decomposition`]); `ψ` is sandwiched between lines on the range of `φ` over `T`
+//!    ([`psi`], Lemma 1), products by McCormick, sums term by term;
+//! 2. a weighted sum `Σ cᵢ k(x, zᵢ)` is then bounded by a separable minimisation of parabolas
+//!    (plus per-term `sin²` bounds for the periodic kernel) ([`separable`], [`linear`]): the
+//!    mean bounds;
+//! 3. the quadratic form `k(x, Z) S k(Z, x)` is bounded through its tangent plane at the centre
+//!    of the per-point kernel ranges and an eigenvalue (or `|S|`) bound of the remainder
+//!    ([`variance`]): the variance bounds;
+//! 4. the `(mean, variance)` box is mapped to probability bounds by monotonicity (probit,
+//!    logistic) ([`link`]);
+//! 5. a best-first branch and bound ([`bnb`]) splits `T` until the gap between the sound bound
+//!    and the best value found at a concrete point closes to ε ([`quantity`] ties 1–4 to it).
+//!
+//! Every bound is widened outward by a relative margin ([`rounding`]) so that it holds for the
+//! real-number function, not just the rounded one.
+
+pub mod attribution;
+pub mod bnb;
+pub mod decomposition;
+mod error;
+pub mod form;
+pub mod linear;
+pub mod link;
+pub mod psi;
+pub mod quantity;
+pub mod region;
+pub mod regression;
+pub mod rounding;
+pub mod separable;
+#[cfg(test)]
+mod tests;
+pub mod variance;
+
+pub use attribution::{attribution, attribution_with, Attribution};
+pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};
+pub use error::VerifyError;
+pub use form::LatentForm;
+pub use link::BinaryLink;
+pub use quantity::{verify, Quantity, Verified};
+pub use region::Region;
+pub use regression::{regressor_form, verify_regressor, verify_regressor_box};
