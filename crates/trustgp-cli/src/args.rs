@@ -33,6 +33,8 @@ pub enum Command {
     SafeAl(SafeAlArgs),
     /// Print a candidate kernel space of kernel selection (vbks): its canonical expressions.
     Kernels(KernelsArgs),
+    /// Certified bounds of a prediction over a box around data points (branch and bound).
+    Verify(VerifyArgs),
 }
 
 /// `trustgp kernels`.
@@ -44,8 +46,6 @@ pub struct KernelsArgs {
     /// Print one JSON object instead of one expression per line.
     #[arg(long)]
     pub json: bool,
-    /// Certified bounds of a prediction over a box around data points (branch and bound).
-    Verify(VerifyArgs),
 }
 
 /// What data and which model: shared by `fit` and `evaluate`.
