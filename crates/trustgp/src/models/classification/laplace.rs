@@ -6,7 +6,10 @@
 //! gradient are the generic Laplace machinery
 //! ([`laplace_approximation`](crate::models::laplace::student_t::laplace_approximation)) with one
 //! [`Bernoulli`] likelihood, a zero prior mean and every row in one group. The Bernoulli
-//! log densities are concave, so the mode is unique and `W = −∇∇ log p(y|f̂) > 0`.
+//! log densities are concave, so the mode is unique and `W = −∇∇ log p(y|f̂) > 0`: the
+//! evidence (what a fit evaluates) uses the machinery's log-concave form
+//! `B = I + W½KW½` (no factor of `K`, one Cholesky per Newton step); the fitted model keeps
+//! the generic `K = LLᵀ`, `B = I + LᵀWL` factors its posterior is held in.
 //!
 //! The fitted posterior is linear-Gaussian (`adversarial-bounds.md` §2.2): support `X`,
 //! `t = ∇ log p(y|f̂) (= K⁻¹f̂)`, `S = (K + W⁻¹)⁻¹`, held as `K⁻¹ − L⁻ᵀB⁻¹L⁻¹` with `K = LLᵀ`,
@@ -24,7 +27,7 @@ use crate::kernels::{Covariance, Kernel};
 use crate::likelihoods::{Bernoulli, Link};
 use crate::linalg::{parallelism_for, Cholesky};
 use crate::means::Mean;
-use crate::models::laplace::student_t::laplace::{evaluate, MODE_TOL};
+use crate::models::laplace::student_t::laplace::{evaluate, evaluate_log_concave, MODE_TOL};
 use crate::models::laplace::student_t::{Laplace, StudentTData};
 use crate::models::ModelError;
 use crate::posterior::{LinearGaussian, LinearGaussianForm, Marginals, Term};
@@ -54,7 +57,8 @@ pub fn laplace_evidence<C: Covariance>(
         group: &group,
     };
     let lik = [Bernoulli::new(link)];
-    Ok(evaluate(kernel, &data, &lik, warm_start, with_grad, MODE_TOL)?.0)
+    // The Bernoulli is log-concave (W > 0): the fast form of R&W Alg. 3.1/5.1 applies.
+    evaluate_log_concave(kernel, &data, &lik, warm_start, with_grad, MODE_TOL)
 }
 
 /// A fitted binary Laplace GP classifier (labels `±1`, zero prior mean).

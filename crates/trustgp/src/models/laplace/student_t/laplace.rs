@@ -51,8 +51,6 @@ fn latent_from(l: MatRef<'_, f64>, a: &[f64], prior: &[f64]) -> Vec<f64> {
 /// The lower Cholesky factor of `B = I + Lᵀ diag(w) L`, or `None` if `B` is not positive
 /// definite. No jitter: whether `B` is positive definite is exactly what decides the step.
 fn factor_b(l: MatRef<'_, f64>, w: &[f64], par: Parallelism) -> Option<Mat<f64>> {
-    use faer::dyn_stack::{MemBuffer, MemStack};
-    use faer::linalg::cholesky::llt;
     let n = w.len();
     let mut wl = l.to_owned();
     for j in 0..n {
@@ -75,6 +73,15 @@ fn factor_b(l: MatRef<'_, f64>, w: &[f64], par: Parallelism) -> Option<Mat<f64>>
     for i in 0..n {
         b[(i, i)] += 1.0;
     }
+    factor_exact(b, par)
+}
+
+/// The lower Cholesky factor of the symmetric `b` (lower triangle read), with zeros above the
+/// diagonal, or `None` if `b` is not (numerically) positive definite.
+fn factor_exact(mut b: Mat<f64>, par: Parallelism) -> Option<Mat<f64>> {
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::cholesky::llt;
+    let n = b.nrows();
     let p = par.faer();
     let mut buf = MemBuffer::new(llt::factor::cholesky_in_place_scratch::<f64>(
         n,
@@ -130,35 +137,142 @@ impl<L: Likelihood> Observations<'_, L> {
     }
 }
 
+/// How the prior covariance enters the mode search: `f = m + K a`, the factor of `B` at a
+/// curvature `W` and the Newton direction `(K⁻¹ + W)⁻¹ g` from that factor.
+trait PriorForm {
+    /// `f = m + K a`.
+    fn latent(&self, a: &[f64], prior: &[f64]) -> Vec<f64>;
+    /// The lower Cholesky factor of `B` at curvature `w`, or `None` if `B` is not positive
+    /// definite.
+    fn factor(&self, w: &[f64], par: Parallelism) -> Option<Mat<f64>>;
+    /// `(K⁻¹ + diag(w))⁻¹ g`, with `lb` the factor of `B` at `w`.
+    fn newton(&self, lb: MatRef<'_, f64>, w: &[f64], g: &[f64], par: Parallelism) -> Vec<f64>;
+}
+
+/// The generic form: `K = L Lᵀ`, `B = I + Lᵀ W L` (any sign of `W`).
+struct Factored {
+    l: Mat<f64>,
+}
+
+impl PriorForm for Factored {
+    fn latent(&self, a: &[f64], prior: &[f64]) -> Vec<f64> {
+        latent_from(self.l.as_ref(), a, prior)
+    }
+
+    fn factor(&self, w: &[f64], par: Parallelism) -> Option<Mat<f64>> {
+        factor_b(self.l.as_ref(), w, par)
+    }
+
+    // (K⁻¹ + W)⁻¹ = L B⁻¹ Lᵀ.
+    fn newton(&self, lb: MatRef<'_, f64>, _w: &[f64], g: &[f64], par: Parallelism) -> Vec<f64> {
+        let l = &self.l;
+        let n = g.len();
+        let ltg: Vec<f64> = (0..n)
+            .map(|i| (i..n).map(|k| l[(k, i)] * g[k]).sum())
+            .collect();
+        let u = solve_b(lb, &ltg, par);
+        let mut df = vec![0.0; n];
+        for (i, ui) in u.iter().enumerate() {
+            for (k, dk) in df.iter_mut().enumerate().skip(i) {
+                *dk += l[(k, i)] * ui;
+            }
+        }
+        df
+    }
+}
+
+/// The log-concave form (R&W Alg. 3.1): `K` itself and `B = I + W½ K W½`, which needs
+/// `W ≥ 0` but no factor of `K`, and only an `O(n²)` scaling of `K` per Newton step.
+struct Direct {
+    k: Mat<f64>,
+}
+
+impl Direct {
+    fn times(&self, v: &[f64], par: Parallelism) -> Vec<f64> {
+        let vm = faer::ColRef::from_slice(v);
+        let mut out = faer::Col::<f64>::zeros(v.len());
+        faer::linalg::matmul::matmul(
+            out.as_mut(),
+            Accum::Replace,
+            self.k.as_ref(),
+            vm,
+            1.0,
+            par.faer(),
+        );
+        out.iter().copied().collect()
+    }
+}
+
+/// `√w`, or `None` if some `w < 0` (then `I + W½ K W½` does not exist).
+fn sqrt_w(w: &[f64]) -> Option<Vec<f64>> {
+    w.iter().map(|&v| (v >= 0.0).then(|| v.sqrt())).collect()
+}
+
+impl PriorForm for Direct {
+    fn latent(&self, a: &[f64], prior: &[f64]) -> Vec<f64> {
+        let ka = self.times(a, Parallelism::Sequential);
+        prior.iter().zip(ka).map(|(m, v)| m + v).collect()
+    }
+
+    fn factor(&self, w: &[f64], par: Parallelism) -> Option<Mat<f64>> {
+        let s = sqrt_w(w)?;
+        let n = w.len();
+        let b = Mat::from_fn(n, n, |i, j| {
+            let v = s[i] * self.k[(i, j)] * s[j];
+            if i == j {
+                1.0 + v
+            } else {
+                v
+            }
+        });
+        factor_exact(b, par)
+    }
+
+    // (K⁻¹ + W)⁻¹ = K − K W½ B⁻¹ W½ K.
+    fn newton(&self, lb: MatRef<'_, f64>, w: &[f64], g: &[f64], par: Parallelism) -> Vec<f64> {
+        let s = sqrt_w(w).expect("B was factorised at this w, so w ≥ 0");
+        let kg = self.times(g, par);
+        let v: Vec<f64> = (0..g.len()).map(|i| s[i] * kg[i]).collect();
+        let u = solve_b(lb, &v, par);
+        let su: Vec<f64> = (0..g.len()).map(|i| s[i] * u[i]).collect();
+        let ksu = self.times(&su, par);
+        kg.iter().zip(ksu).map(|(a, b)| a - b).collect()
+    }
+}
+
+/// The mode and what the value and the gradient need there.
+struct Mode {
+    lb: Mat<f64>,
+    a: Vec<f64>,
+    f: Vec<f64>,
+    d: Vec<LatentDerivatives>,
+    iterations: usize,
+    damped: usize,
+}
+
 /// Everything the value, the gradient and the predictions share at the mode.
 pub(crate) struct ModeState {
     pub(crate) chol: Cholesky,
-    pub(crate) l: Mat<f64>,
     pub(crate) lb: Mat<f64>,
-    pub(crate) a: Vec<f64>,
-    pub(crate) f: Vec<f64>,
     pub(crate) d: Vec<LatentDerivatives>,
-    pub(crate) iterations: usize,
-    pub(crate) damped: usize,
 }
 
 /// Newton's method for the mode of `Ψ` (see the module docs), from `a = 0` or from the warm
 /// start, whichever gives the larger `Ψ`.
-fn find_mode<L: Likelihood>(
-    chol: Cholesky,
+fn find_mode<L: Likelihood, F: PriorForm>(
+    form: &F,
     lik: &Observations<'_, L>,
     prior: &[f64],
     warm: Option<&[f64]>,
     tol: f64,
     par: Parallelism,
-) -> Result<ModeState, ModelError> {
+) -> Result<Mode, ModelError> {
     let n = prior.len();
-    let l = clean_lower(chol.l());
     let mut a = vec![0.0; n];
     let mut f = prior.to_vec();
     let mut psi = lik.psi(&f, &a, prior);
     if let Some(w0) = warm {
-        let fw = latent_from(l.as_ref(), w0, prior);
+        let fw = form.latent(w0, prior);
         let pw = lik.psi(&fw, w0, prior);
         if pw > psi {
             (a, f, psi) = (w0.to_vec(), fw, pw);
@@ -170,7 +284,7 @@ fn find_mode<L: Likelihood>(
     loop {
         let d: Vec<LatentDerivatives> = (0..n).map(|j| lik.derivs(j, f[j])).collect();
         let w: Vec<f64> = d.iter().map(|d| -d.d2).collect();
-        let exact = factor_b(l.as_ref(), &w, par);
+        let exact = form.factor(&w, par);
         if converged {
             let lb = exact.ok_or_else(|| {
                 ModelError::Invalid(
@@ -179,9 +293,7 @@ fn find_mode<L: Likelihood>(
                         .into(),
                 )
             })?;
-            return Ok(ModeState {
-                chol,
-                l,
+            return Ok(Mode {
                 lb,
                 a,
                 f,
@@ -205,23 +317,14 @@ fn find_mode<L: Likelihood>(
                 let wp: Vec<f64> = (0..n)
                     .map(|j| lik.lik(j).newton_curvature(lik.y[j], f[j]))
                     .collect();
-                let lb = factor_b(l.as_ref(), &wp, par).ok_or_else(|| {
+                let lb = form.factor(&wp, par).ok_or_else(|| {
                     ModelError::Invalid("non-finite values in the Laplace mode search".into())
                 })?;
                 (lb, wp)
             }
         };
         let g: Vec<f64> = (0..n).map(|j| d[j].d1 - a[j]).collect();
-        let ltg: Vec<f64> = (0..n)
-            .map(|i| (i..n).map(|k| l[(k, i)] * g[k]).sum())
-            .collect();
-        let u = solve_b(lb.as_ref(), &ltg, par);
-        let mut df = vec![0.0; n];
-        for (i, ui) in u.iter().enumerate() {
-            for (k, dk) in df.iter_mut().enumerate().skip(i) {
-                *dk += l[(k, i)] * ui;
-            }
-        }
+        let df = form.newton(lb.as_ref(), &w_step, &g, par);
         let da: Vec<f64> = (0..n).map(|j| g[j] - w_step[j] * df[j]).collect();
         // Near the mode Ψ is flat to second order, so its rounding hides the last quadratic
         // Newton steps; accepting a "decrease" within the tolerance lets them through (and
@@ -246,7 +349,7 @@ fn find_mode<L: Likelihood>(
         };
         // Recompute f from a so that the pair stays exactly consistent.
         a = at;
-        f = latent_from(l.as_ref(), &a, prior);
+        f = form.latent(&a, prior);
         let new_psi = lik.psi(&f, &a, prior);
         if !new_psi.is_finite() {
             return Err(ModelError::Invalid(
@@ -255,6 +358,30 @@ fn find_mode<L: Likelihood>(
         }
         converged = (new_psi - psi).abs() < tol * (1.0 + new_psi.abs());
         psi = new_psi;
+    }
+}
+
+/// `log q = Σ log p(y|f̂) − ½ âᵀ(f̂ − m) − ½ log|B|` (the same `|B|` in either form).
+fn log_evidence(mode: &Mode, prior: &[f64]) -> f64 {
+    let n = prior.len();
+    let log_det_b: f64 = 2.0 * (0..n).map(|i| mode.lb[(i, i)].ln()).sum::<f64>();
+    mode.d.iter().map(|d| d.value).sum::<f64>()
+        - 0.5
+            * (0..n)
+                .map(|j| mode.a[j] * (mode.f[j] - prior[j]))
+                .sum::<f64>()
+        - 0.5 * log_det_b
+}
+
+/// The [`Laplace`] summary of a mode.
+fn summary(mode: &Mode, value: f64, grad: Vec<f64>) -> Laplace {
+    Laplace {
+        value,
+        grad,
+        mode: mode.f.clone(),
+        alpha: mode.a.clone(),
+        newton_iterations: mode.iterations,
+        damped_steps: mode.damped,
     }
 }
 
@@ -278,55 +405,108 @@ pub(crate) fn evaluate<C: Covariance, L: Likelihood>(
     };
     let build = || cov.matrix(data.x);
     let chol = Cholesky::factor_owned(build(), "Laplace kernel matrix K", par, build)?;
-    let st = find_mode(chol, &lik, data.prior, warm, tol, par)?;
-    let log_det_b: f64 = 2.0 * (0..n).map(|i| st.lb[(i, i)].ln()).sum::<f64>();
-    let value = st.d.iter().map(|d| d.value).sum::<f64>()
-        - 0.5
-            * (0..n)
-                .map(|j| st.a[j] * (st.f[j] - data.prior[j]))
-                .sum::<f64>()
-        - 0.5 * log_det_b;
+    let form = Factored {
+        l: clean_lower(chol.l()),
+    };
+    let mode = find_mode(&form, &lik, data.prior, warm, tol, par)?;
+    let value = log_evidence(&mode, data.prior);
     let grad = if with_grad {
-        gradient(cov, data, &lik, &st, par)
+        // Σ = Cᵀ C with C = L_B⁻¹ Lᵀ.
+        let mut c = form.l.transpose().to_owned();
+        solve_lower_triangular_in_place(mode.lb.as_ref(), c.as_mut(), par.faer());
+        let mut sigma = Mat::<f64>::zeros(n, n);
+        gram_lower(&mut sigma, c.as_ref(), Accum::Replace, 1.0, par);
+        drop(c);
+        gradient(cov, data, &lik, &mode, sigma, |t| {
+            latent_from(form.l.as_ref(), t, &vec![0.0; n])
+        })
     } else {
         Vec::new()
     };
-    let laplace = Laplace {
-        value,
-        grad,
-        mode: st.f.clone(),
-        alpha: st.a.clone(),
-        newton_iterations: st.iterations,
-        damped_steps: st.damped,
+    let laplace = summary(&mode, value, grad);
+    let st = ModeState {
+        chol,
+        lb: mode.lb,
+        d: mode.d,
     };
     Ok((laplace, st))
 }
 
-/// The gradient of `log q` (see the module docs).
+/// As [`evaluate`] (value, gradient, mode; no prediction state), for likelihoods whose
+/// `W = −∂²log p/∂f²` is `≥ 0` everywhere (log-concave: Bernoulli, Gaussian): the form
+/// `B = I + W½ K W½` of R&W Alg. 3.1/5.1 needs no factor of `K`, and each Newton step only
+/// scales `K`, so an evaluation costs one Cholesky per Newton step plus the gradient. Where
+/// `W < 0` at the mode it fails (use [`evaluate`]). Unlike [`evaluate`] it uses `K` without
+/// jitter, so the two agree wherever `K` factorises without it.
+pub(crate) fn evaluate_log_concave<C: Covariance, L: Likelihood>(
+    cov: &C,
+    data: &StudentTData<'_>,
+    likelihoods: &[L],
+    warm: Option<&[f64]>,
+    with_grad: bool,
+    tol: f64,
+) -> Result<Laplace, ModelError> {
+    check_data(data, likelihoods.len(), "likelihoods", warm)?;
+    let n = data.y.len();
+    let par = parallelism_for(n);
+    let lik = Observations {
+        y: data.y,
+        group: data.group,
+        likelihoods,
+    };
+    let form = Direct {
+        k: cov.matrix(data.x),
+    };
+    if form.k.col_iter().any(|c| c.iter().any(|v| !v.is_finite())) {
+        return Err(ModelError::Invalid(
+            "the Laplace kernel matrix K has non-finite entries".into(),
+        ));
+    }
+    let mode = find_mode(&form, &lik, data.prior, warm, tol, par)?;
+    let value = log_evidence(&mode, data.prior);
+    let grad = if with_grad {
+        // Σ = K − Cᵀ C with C = L_B⁻¹ W½ K.
+        let s = sqrt_w(&mode.d.iter().map(|d| -d.d2).collect::<Vec<_>>()).ok_or_else(|| {
+            ModelError::Invalid("W < 0 at the mode: the likelihood is not log-concave".into())
+        })?;
+        let mut c = Mat::from_fn(n, n, |i, j| s[i] * form.k[(i, j)]);
+        solve_lower_triangular_in_place(mode.lb.as_ref(), c.as_mut(), par.faer());
+        let mut sigma = form.k.clone();
+        gram_lower(&mut sigma, c.as_ref(), Accum::Add, -1.0, par);
+        drop(c);
+        gradient(cov, data, &lik, &mode, sigma, |t| form.times(t, par))
+    } else {
+        Vec::new()
+    };
+    Ok(summary(&mode, value, grad))
+}
+
+/// The lower triangle of `out ← (out +) alpha · Cᵀ C`.
+fn gram_lower(out: &mut Mat<f64>, c: MatRef<'_, f64>, accum: Accum, alpha: f64, par: Parallelism) {
+    matmul(
+        out.as_mut(),
+        BlockStructure::TriangularLower,
+        accum,
+        c.transpose(),
+        BlockStructure::Rectangular,
+        c,
+        BlockStructure::Rectangular,
+        alpha,
+        par.faer(),
+    );
+}
+
+/// The gradient of `log q` (see the module docs) from `Σ = (K⁻¹ + W)⁻¹` (lower triangle read)
+/// and `v ↦ K v`.
 fn gradient<C: Covariance, L: Likelihood>(
     cov: &C,
     data: &StudentTData<'_>,
     lik: &Observations<'_, L>,
-    st: &ModeState,
-    par: Parallelism,
+    st: &Mode,
+    sigma: Mat<f64>,
+    k_times: impl Fn(&[f64]) -> Vec<f64>,
 ) -> Vec<f64> {
     let n = st.a.len();
-    // Σ = Cᵀ C with C = L_B⁻¹ Lᵀ.
-    let mut c = st.l.transpose().to_owned();
-    solve_lower_triangular_in_place(st.lb.as_ref(), c.as_mut(), par.faer());
-    let mut sigma = Mat::<f64>::zeros(n, n);
-    matmul(
-        sigma.as_mut(),
-        BlockStructure::TriangularLower,
-        Accum::Replace,
-        c.transpose(),
-        BlockStructure::Rectangular,
-        c.as_ref(),
-        BlockStructure::Rectangular,
-        1.0,
-        par.faer(),
-    );
-    drop(c);
     let sym = |i: usize, j: usize| if i >= j { sigma[(i, j)] } else { sigma[(j, i)] };
     let w: Vec<f64> = st.d.iter().map(|d| -d.d2).collect();
     let s2: Vec<f64> = (0..n).map(|i| 0.5 * sigma[(i, i)] * st.d[i].d3).collect();
@@ -355,7 +535,7 @@ fn gradient<C: Covariance, L: Likelihood>(
     }
     let mut grad = vec![0.0; total];
     cov.grad_contract(data.x, m.as_ref(), &mut grad[..nk]);
-    let kt = latent_from(st.l.as_ref(), &t, &vec![0.0; n]);
+    let kt = k_times(&t);
     let mut pd = vec![ParamDerivatives::default(); total - nk];
     for j in 0..n {
         let g = data.group[j];
