@@ -34,11 +34,11 @@ use faer::{Mat, MatRef};
 use super::{check_inducing, LowRank, SparsePrior};
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::FitOptions;
-use crate::models::classification::ep::{EpSite, Probit};
 use crate::kernels::{Covariance, Kernel};
 use crate::linalg::{parallelism_for, Cholesky};
 use crate::means::Mean;
 use crate::models::checks::check_matrix;
+use crate::models::classification::ep::{EpSite, Probit};
 use crate::models::sparse::check_model;
 use crate::models::sparse::collapsed::{collapsed_bound, Factors, Wanted};
 use crate::models::ModelError;
@@ -302,6 +302,11 @@ impl SparseEp {
     /// The kernel.
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+
+    /// The training inputs (n×d).
+    pub fn x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
     }
 
     /// The inducing inputs (M×d).
