@@ -379,6 +379,98 @@ mod tests {
         assert!(load_classifier(&other).unwrap().is_none());
     }
 
+    /// Multi-class (shared and per-class kernels) and sparse EP (each prior) saved and loaded
+    /// predict exactly the same probabilities as the fitted model; multi-class rows sum to 1.
+    #[test]
+    fn multiclass_and_sparse_model_files_round_trip() {
+        let (x, _) = data();
+        let names = ["a".to_string(), "b".to_string()];
+        let three: Vec<String> = (0..40)
+            .map(|i| ["p", "q", "r"][((x[(i, 0)] / 40.0) as usize).min(2)].to_string())
+            .collect();
+        let (_, two) = data();
+        let dir = std::env::temp_dir().join(format!("trustgp-gpc-mc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases: [(&[String], ClassifierOptions); 4] = [
+            (&three, ClassifierOptions::default()),
+            (
+                &three,
+                ClassifierOptions {
+                    per_class_kernels: true,
+                    ..ClassifierOptions::default()
+                },
+            ),
+            (
+                &two,
+                ClassifierOptions {
+                    sparse: Some("fic".into()),
+                    inducing: Some(12),
+                    ..ClassifierOptions::default()
+                },
+            ),
+            (
+                &two,
+                ClassifierOptions {
+                    sparse: Some("var".into()),
+                    inducing: Some(12),
+                    ..ClassifierOptions::default()
+                },
+            ),
+        ];
+        for (k, (labels, opts)) in cases.into_iter().enumerate() {
+            let sparse = opts.sparse.is_some();
+            let cfg = ClassifierOptions {
+                likelihood: sparse.then(|| "probit".into()),
+                inference: sparse.then(|| "ep".into()),
+                optimize: true,
+                standardize: true,
+                seed: 5,
+                ..opts
+            }
+            .check()
+            .unwrap();
+            let model = Classifier::fit(x.as_ref(), labels, &names, "t", &cfg).unwrap();
+            let path = dir.join(format!("{k}.json"));
+            save_classifier(&model, &path).unwrap();
+            let back = load_classifier(&path).unwrap().unwrap();
+            assert_eq!(back.lml(), model.lml());
+            assert_eq!(back.kernel_expression(), model.kernel_expression());
+            let p = model.predict_proba(x.as_ref()).unwrap();
+            assert_eq!(p, back.predict_proba(x.as_ref()).unwrap());
+            for i in 0..p.nrows() {
+                let total: f64 = (0..p.ncols()).map(|c| p[(i, c)]).sum();
+                assert!((total - 1.0).abs() < 1e-12);
+            }
+            let (acc, _, _) = classification_metrics(&model.classes, p.as_ref(), labels).unwrap();
+            assert!(acc > 0.8, "case {k}: {acc}");
+            match (&model.model, sparse) {
+                (ClassifierModel::Binary(BinaryModel::SparseEp(m)), true) => {
+                    assert_eq!(m.inducing().nrows(), 12);
+                    assert_eq!(m.prior().name(), cfg.sparse.unwrap().0.name());
+                }
+                (ClassifierModel::Multiclass(m), false) => assert_eq!(m.classes(), 3),
+                _ => panic!("case {k}: wrong model"),
+            }
+        }
+    }
+
+    /// The inducing rows are distinct training rows in their order, the same for the same seed,
+    /// and all rows when `m ≥ n`.
+    #[test]
+    fn inducing_rows_are_a_seeded_subset() {
+        use crate::estimators::classifier::inducing_rows;
+        let x = Mat::from_fn(30, 2, |i, c| (i * 2 + c) as f64);
+        let z = inducing_rows(x.as_ref(), 8, 1);
+        assert_eq!(z, inducing_rows(x.as_ref(), 8, 1));
+        assert_ne!(z, inducing_rows(x.as_ref(), 8, 2));
+        let rows: Vec<usize> = (0..8).map(|a| (z[(a, 0)] / 2.0) as usize).collect();
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        for (a, &i) in rows.iter().enumerate() {
+            assert_eq!(z[(a, 1)], x[(i, 1)]);
+        }
+        assert_eq!(inducing_rows(x.as_ref(), 40, 1), x);
+    }
+
     #[test]
     fn classes_sort_numerically_or_lexicographically() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
