@@ -106,7 +106,8 @@ pub struct ModelArgs {
     /// Multi-output models: rank of the coregionalisation matrix (default: number of targets).
     #[arg(long)]
     pub rank: Option<usize>,
-    /// sgpr, svgp, rcsvgp, rrp: number of inducing points (default 100, at most the rows).
+    /// sgpr, svgp, rcsvgp, rrp, gpc --sparse: number of inducing points (default 100, at most
+    /// the rows).
     #[arg(long)]
     pub inducing: Option<usize>,
     /// cagp, rcagp: number of actions (default 25, at most the rows).
@@ -122,6 +123,13 @@ pub struct ModelArgs {
     /// gpc: inference, laplace (default) or ep (needs --likelihood probit).
     #[arg(long)]
     pub inference: Option<String>,
+    /// gpc with --inference ep: a sparse prior, fic, dtc or var (VAR's hyperparameters are
+    /// fitted under DTC), over --inducing M training rows chosen at random (seeded by --seed).
+    #[arg(long)]
+    pub sparse: Option<String>,
+    /// gpc with more than two classes: one kernel per class instead of one shared.
+    #[arg(long)]
+    pub per_class_kernels: bool,
     /// Approximate models: optimiser, lbfgs (default; svgp: adam) or adam.
     #[arg(long)]
     pub optimizer: Option<String>,

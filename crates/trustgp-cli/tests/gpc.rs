@@ -195,7 +195,34 @@ fn bad_input_fails_cleanly() {
         "three.csv",
         &csv(|i, _| ["a", "b", "c"][i % 3].into()),
     );
-    assert_fails(&fit(&three, &[]), &["3 classes", "softmax"]);
+    assert_fails(
+        &fit(&three, &["--inference", "ep", "--likelihood", "probit"]),
+        &["3 classes", "EP is binary", "--inference laplace"],
+    );
+    let ep = ["--inference", "ep", "--likelihood", "probit"];
+    assert_fails(
+        &fit(&data, &["--sparse", "fic"]),
+        &["--sparse fic", "--inference ep"],
+    );
+    assert_fails(
+        &fit(&data, &[&ep[..], &["--sparse", "full"]].concat()),
+        &["--sparse full", "fic, dtc or var"],
+    );
+    assert_fails(
+        &fit(&data, &[&ep[..], &["--inducing", "5"]].concat()),
+        &["--inducing 5", "--sparse"],
+    );
+    assert_fails(
+        &fit(
+            &data,
+            &[&ep[..], &["--sparse", "dtc", "--inducing", "0"]].concat(),
+        ),
+        &["--inducing 0"],
+    );
+    assert_fails(
+        &fit(&three, &[&ep[..], &["--per-class-kernels"]].concat()),
+        &["--per-class-kernels", "laplace"],
+    );
     // A regression model refuses the classifier's option.
     let o = trustgp(&[
         "fit",
@@ -211,4 +238,147 @@ fn bad_input_fails_cleanly() {
         &out,
     ]);
     assert_fails(&o, &["--inference", "gpc"]);
+    for extra in [&["--sparse", "fic"][..], &["--per-class-kernels"]] {
+        let mut args = vec![
+            "fit", "--data", &data, "--target", "x2", "--inputs", "x1", "--out", &out,
+        ];
+        args.extend_from_slice(extra);
+        assert_fails(&trustgp(&args), &[extra[0], "applies to gpc"]);
+    }
+}
+
+/// The rows of a `predict` CSV: the probabilities and the label.
+fn predictions(text: &str, classes: usize) -> Vec<(Vec<f64>, String)> {
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            assert_eq!(f.len(), classes + 1, "{line}");
+            let p = f[..classes].iter().map(|v| v.parse().unwrap()).collect();
+            (p, f[classes].to_string())
+        })
+        .collect()
+}
+
+/// Three classes in bands of `x1` (separable), named by words.
+fn three_bands(i: usize, _: f64) -> String {
+    let a = (i % 10) as f64 / 3.0 - 1.5;
+    if a < -0.6 {
+        "red"
+    } else if a < 0.6 {
+        "green"
+    } else {
+        "blue"
+    }
+    .to_string()
+}
+
+/// More than two classes give the softmax model: probabilities sum to one, the labels are the
+/// most probable classes, separable data is fitted well, a reloaded model predicts the same
+/// numbers (the Monte Carlo seed is in the model file), per-class kernels work too.
+#[test]
+fn three_classes_fit_predict_evaluate() {
+    let dir = scratch("gpc", "three");
+    let data = write(&dir, "d.csv", &csv(three_bands));
+    let truth: Vec<String> = (0..60).map(|i| three_bands(i, 0.0)).collect();
+    for extra in [&[][..], &["--per-class-kernels"]] {
+        let model = dir.join("m.json").display().to_string();
+        let mut args = vec![
+            "fit", "--data", &data, "--target", "kind", "--model", "gpc", "--out", &model,
+        ];
+        args.extend_from_slice(extra);
+        let o = trustgp(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert_eq!(v["classes"], serde_json::json!(["blue", "green", "red"]));
+        assert_eq!(v["likelihood"], "softmax");
+        assert_eq!(v["per_class_kernels"], !extra.is_empty());
+        assert_eq!(
+            v["kernel"].as_str().unwrap().matches("se(").count(),
+            if extra.is_empty() { 1 } else { 3 }
+        );
+        let o = trustgp(&["predict", "--model", &model, "--data", &data]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.starts_with("prob_blue,prob_green,prob_red,label\n"));
+        let rows = predictions(&text, 3);
+        let mut correct = 0;
+        for ((p, label), want) in rows.iter().zip(&truth) {
+            assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{p:?}");
+            let best = (0..3).fold(0, |b, c| if p[c] > p[b] { c } else { b });
+            assert_eq!(label, ["blue", "green", "red"][best]);
+            correct += usize::from(label == want);
+        }
+        assert!(correct >= 57, "training accuracy {correct}/60");
+        let again = trustgp(&["predict", "--model", &model, "--data", &data]);
+        assert_eq!(stdout(&again), text);
+    }
+    let o = trustgp(&[
+        "evaluate",
+        "--data",
+        &data,
+        "--target",
+        "kind",
+        "--model",
+        "gpc",
+        "--test-fraction",
+        "0.25",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["accuracy"].as_f64().unwrap() >= 0.8, "{v}");
+    let (ll, brier) = (
+        v["log_loss"].as_f64().unwrap(),
+        v["brier"].as_f64().unwrap(),
+    );
+    assert!(ll > 0.0 && ll < 0.8 && brier > 0.0 && brier < 0.5, "{v}");
+}
+
+/// Sparse EP with every training row an inducing input is dense EP (FIC, DTC and VAR all
+/// reduce to the exact prior when `U = X`), up to the 1e-6 jitter on `K_uu`; fewer inducing
+/// rows give a working model whose summary says which.
+#[test]
+fn sparse_ep_with_all_rows_inducing_is_dense_ep() {
+    let dir = scratch("gpc", "sparse");
+    let data = write(&dir, "d.csv", &csv(words));
+    let run = |extra: &[&str]| {
+        let model = dir.join("m.json").display().to_string();
+        let mut args = vec![
+            "fit",
+            "--data",
+            &data,
+            "--target",
+            "kind",
+            "--model",
+            "gpc",
+            "--inference",
+            "ep",
+            "--likelihood",
+            "probit",
+            "--no-optimize",
+            "--out",
+            &model,
+        ];
+        args.extend_from_slice(extra);
+        let o = trustgp(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let o = trustgp(&["predict", "--model", &model, "--data", &data]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (summary, predictions(&stdout(&o), 2))
+    };
+    let (_, dense) = run(&[]);
+    for prior in ["fic", "dtc", "var"] {
+        let (v, sparse) = run(&["--sparse", prior, "--inducing", "60"]);
+        assert_eq!(v["sparse"], prior);
+        assert_eq!(v["inducing"], 60);
+        for ((p, a), (q, b)) in sparse.iter().zip(&dense) {
+            assert!((p[1] - q[1]).abs() < 1e-6, "{prior}: {} vs {}", p[1], q[1]);
+            assert_eq!(a, b);
+        }
+        let (v, few) = run(&["--sparse", prior, "--inducing", "15", "--seed", "3"]);
+        assert_eq!(v["inducing"], 15);
+        let agree = few.iter().zip(&dense).filter(|(a, b)| a.1 == b.1).count();
+        assert!(agree >= 45, "{prior}: {agree}/60 labels as dense EP");
+    }
 }

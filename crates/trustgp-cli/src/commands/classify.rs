@@ -14,10 +14,21 @@ use super::{print_json, CliError};
 use crate::args::{EvaluateArgs, FitArgs, ModelArgs, PredictArgs};
 use crate::progress::Progress;
 
-/// `--inference` is the classifier's; a regression model refuses it.
+/// `--inference`, `--sparse` and `--per-class-kernels` are the classifier's; a regression
+/// model refuses them (sparse regression is by `--model sgpr`, `svgp`, …).
 pub fn reject_inference(a: &ModelArgs) -> Result<(), CliError> {
-    match &a.inference {
-        Some(v) => Err(format!("--inference {v}: applies to gpc, not {}", a.model).into()),
+    let given = [
+        a.inference.as_ref().map(|v| format!("--inference {v}")),
+        a.sparse.as_ref().map(|v| format!("--sparse {v}")),
+        a.per_class_kernels
+            .then(|| "--per-class-kernels".to_string()),
+    ];
+    match given.into_iter().flatten().next() {
+        Some(option) => Err(format!(
+            "{option}: applies to gpc, not {} (sparse regression models are sgpr, svgp, …)",
+            a.model
+        )
+        .into()),
         None => Ok(()),
     }
 }
@@ -31,7 +42,6 @@ fn options(a: &ModelArgs) -> Result<ClassifierOptions, CliError> {
         ("--weight", a.weight.is_some()),
         ("--shared-noise", a.shared_noise),
         ("--rank", a.rank.is_some()),
-        ("--inducing", a.inducing.is_some()),
         ("--actions", a.actions.is_some()),
         ("--action-kind", a.action_kind.is_some()),
         ("--optimizer", a.optimizer.is_some()),
@@ -59,6 +69,9 @@ fn options(a: &ModelArgs) -> Result<ClassifierOptions, CliError> {
         seed: a.seed,
         optimize: !a.no_optimize,
         standardize: !a.no_standardize,
+        sparse: a.sparse.clone(),
+        inducing: a.inducing,
+        per_class_kernels: a.per_class_kernels,
     })
 }
 

@@ -4,9 +4,17 @@
 //!
 //! Classes are the distinct labels of the training rows, sorted numerically when every label
 //! reads as a number and lexicographically otherwise. Two classes give a binary model (the
-//! first class is `y = −1`, the second `y = +1`): binary Laplace (probit or logit) or binary
-//! EP (probit). More classes need the softmax model ([`ClassifierModel`] is an enum so that it
-//! is one more arm).
+//! first class is `y = −1`, the second `y = +1`): binary Laplace (probit or logit), binary
+//! EP (probit), or EP under a sparse prior (`--sparse fic|dtc|var`, probit). More classes give
+//! the softmax model by multi-class Laplace ([`ClassifierModel::Multiclass`]), one kernel
+//! shared by the classes or one per class; its class probabilities are Monte Carlo estimates
+//! with [`MC_SAMPLES`] draws seeded by the fit's `--seed` ([`ClassifierConfig::mc_seed`]), so
+//! the same model file always predicts the same numbers.
+//!
+//! Sparse EP's inducing inputs are a seeded random subset of `M` distinct training rows (after
+//! standardisation; [`inducing_rows`]). VAR has no evidence gradient of its own (its evidence
+//! is not stationary in the EP sites), so its hyperparameters are fitted under DTC, whose
+//! sites and predictions VAR shares, and the model is then [`SparseEp::at`] under VAR.
 
 use std::time::Instant;
 
@@ -21,6 +29,8 @@ use crate::fit::FitOptions;
 use crate::kernels::Kernel;
 use crate::likelihoods::Link;
 use crate::means::Mean;
+use crate::models::classification::multiclass::{ClassKernels, MulticlassLaplace};
+use crate::models::classification::sparse::{EpOptions, SparseEp, SparsePrior, INDUCING_JITTER};
 use crate::models::classification::{BinaryEp, BinaryLaplace, EpSettings};
 use crate::models::ModelError;
 use crate::posterior::{LinearGaussian, LinearGaussianForm};
@@ -81,7 +91,20 @@ pub struct ClassifierOptions {
     pub optimize: bool,
     /// Standardise the inputs.
     pub standardize: bool,
+    /// A sparse prior for EP: `fic`, `dtc` or `var` (default: none, the dense model).
+    pub sparse: Option<String>,
+    /// Inducing inputs of the sparse prior (needs `sparse`; default [`DEFAULT_INDUCING`]).
+    pub inducing: Option<usize>,
+    /// More than two classes: one kernel per class instead of one shared by all.
+    pub per_class_kernels: bool,
 }
+
+/// The default number of inducing inputs of sparse EP (at most the training rows).
+pub const DEFAULT_INDUCING: usize = 100;
+
+/// Monte Carlo draws (antithetic pairs) of a multi-class model's class probabilities: the
+/// standard error of each probability is below `0.5/√MC_SAMPLES ≈ 0.005`.
+pub const MC_SAMPLES: usize = 10_000;
 
 /// Checked options with the defaults filled in.
 #[derive(Clone, Debug)]
@@ -98,6 +121,15 @@ pub struct ClassifierConfig {
     pub ep: EpSettings,
     /// Standardise the inputs.
     pub standardize: bool,
+    /// Sparse EP: the prior and the number of inducing inputs (`None`: dense).
+    pub sparse: Option<(SparsePrior, usize)>,
+    /// Multi-class: one kernel per class.
+    pub per_class_kernels: bool,
+    /// Multi-class: Monte Carlo draws of the class probabilities ([`MC_SAMPLES`]).
+    pub mc_samples: usize,
+    /// Multi-class: the seed of the Monte Carlo class probabilities (the fit's seed), and of
+    /// sparse EP's choice of inducing rows.
+    pub mc_seed: u64,
 }
 
 impl ClassifierOptions {
@@ -139,6 +171,48 @@ impl ClassifierOptions {
         let text = self.kernel.as_deref().unwrap_or(DEFAULT_KERNEL);
         let kernel = Kernel::parse(text)
             .map_err(|e| bad(format!("--kernel {}", super::shorten(text)), e.to_string()))?;
+        let sparse = match self.sparse.as_deref() {
+            None => {
+                if let Some(m) = self.inducing {
+                    return Err(bad(
+                        format!("--inducing {m}"),
+                        "applies to gpc with --sparse fic|dtc|var".into(),
+                    ));
+                }
+                None
+            }
+            Some(name) => {
+                let prior = match name {
+                    "fic" => SparsePrior::Fic,
+                    "dtc" => SparsePrior::Dtc,
+                    "var" => SparsePrior::Var,
+                    other => {
+                        return Err(bad(
+                            format!("--sparse {}", super::shorten(other)),
+                            "gpc takes fic, dtc or var".into(),
+                        ))
+                    }
+                };
+                if inference != Inference::Ep {
+                    return Err(bad(
+                        format!("--sparse {name}"),
+                        "sparse classification is by EP: add --inference ep --likelihood probit"
+                            .into(),
+                    ));
+                }
+                let m = self.inducing.unwrap_or(DEFAULT_INDUCING);
+                if m == 0 {
+                    return Err(bad("--inducing 0".into(), "at least 1".into()));
+                }
+                Some((prior, m))
+            }
+        };
+        if self.per_class_kernels && (inference != Inference::Laplace || sparse.is_some()) {
+            return Err(bad(
+                "--per-class-kernels".into(),
+                "applies to multi-class Laplace (dense, --inference laplace)".into(),
+            ));
+        }
         if self.restarts > super::MAX_RESTARTS {
             return Err(bad(
                 format!("--restarts {}", self.restarts),
@@ -157,6 +231,10 @@ impl ClassifierOptions {
             },
             ep: EpSettings::default(),
             standardize: self.standardize,
+            sparse,
+            per_class_kernels: self.per_class_kernels,
+            mc_samples: MC_SAMPLES,
+            mc_seed: self.seed,
         })
     }
 }
@@ -168,6 +246,9 @@ pub enum BinaryModel {
     Laplace(BinaryLaplace),
     /// Binary EP.
     Ep(BinaryEp),
+    /// Binary EP (probit) under a sparse FIC, DTC or VAR prior; its form's support points are
+    /// the inducing inputs.
+    SparseEp(SparseEp),
 }
 
 impl BinaryModel {
@@ -179,6 +260,7 @@ impl BinaryModel {
         match self {
             BinaryModel::Laplace(m) => m.predict_proba(xs),
             BinaryModel::Ep(m) => m.predict_proba(xs),
+            BinaryModel::SparseEp(m) => m.predict_proba(xs),
         }
     }
 
@@ -187,6 +269,7 @@ impl BinaryModel {
         match self {
             BinaryModel::Laplace(m) => m.lml(),
             BinaryModel::Ep(m) => m.lml(),
+            BinaryModel::SparseEp(m) => m.lml(),
         }
     }
 
@@ -195,6 +278,7 @@ impl BinaryModel {
         match self {
             BinaryModel::Laplace(m) => m.kernel(),
             BinaryModel::Ep(m) => m.kernel(),
+            BinaryModel::SparseEp(m) => m.kernel(),
         }
     }
 
@@ -204,15 +288,19 @@ impl BinaryModel {
         match self {
             BinaryModel::Laplace(m) => m.linear_gaussian(),
             BinaryModel::Ep(m) => m.linear_gaussian(),
+            BinaryModel::SparseEp(m) => m.linear_gaussian(),
         }
     }
 }
 
-/// The fitted model of a [`Classifier`]: binary now; the softmax model is the next arm.
+/// The fitted model of a [`Classifier`].
 #[derive(Clone, Debug)]
 pub enum ClassifierModel {
     /// Two classes.
     Binary(BinaryModel),
+    /// More than two: softmax by multi-class Laplace (latent process `c` is class `c` of
+    /// [`Classifier::classes`]).
+    Multiclass(MulticlassLaplace),
 }
 
 /// A fitted GP classifier with its classes and the units of its inputs.
@@ -235,7 +323,8 @@ pub struct Classifier {
     pub fit_seconds: f64,
     /// Warnings for the user (constant input columns).
     pub warnings: Vec<String>,
-    /// The training labels as the binary model sees them (`±1`), for the model file.
+    /// The training labels as the model sees them, for the model file: `±1` for two classes,
+    /// the class index `0..C` for more.
     pub(super) y_train: Vec<f64>,
 }
 
@@ -266,8 +355,8 @@ impl Classifier {
     /// Fits to inputs `x` (in the data's units, columns named `inputs`) and one label per row.
     ///
     /// # Errors
-    /// Fewer than two classes; more than two (the softmax model is not in this build); a
-    /// kernel that does not fit the inputs; a failed fit.
+    /// Fewer than two classes; more than two with EP (binary only); a kernel that does not fit
+    /// the inputs; a failed fit.
     pub fn fit(
         x: MatRef<'_, f64>,
         labels: &[String],
@@ -294,15 +383,16 @@ impl Classifier {
                 )))
             }
             2 => {}
-            k => {
+            k if config.inference == Inference::Ep => {
                 let shown: Vec<&str> = classes.iter().take(6).map(String::as_str).collect();
                 return Err(ClassifierError::Labels(format!(
-                    "the target column '{target}' has {k} classes ({}{}): multi-class \
-                     classification needs the softmax model, coming from branch gpcx",
+                    "the target column '{target}' has {k} classes ({}{}): EP is binary here; \
+                     more than two classes take the softmax model by --inference laplace",
                     shown.join(", "),
                     if k > 6 { ", …" } else { "" }
                 )));
             }
+            _ => {}
         }
         let (standardizer, warnings) = if config.standardize {
             let ones = Mat::from_fn(x.nrows(), 1, |_, _| 1.0);
@@ -320,19 +410,43 @@ impl Classifier {
             .kernel
             .validate(x.ncols())
             .map_err(|e| ClassifierError::Model(e.into()))?;
+        if classes.len() > 2 {
+            let index: Vec<usize> = labels
+                .iter()
+                .map(|l| classes.iter().position(|c| c == l).unwrap_or(0))
+                .collect();
+            let kernels = class_kernels(&config.kernel, config.per_class_kernels, classes.len());
+            let model =
+                MulticlassLaplace::fit(xs.as_ref(), &index, classes.len(), kernels, &config.fit)?;
+            return Ok(Classifier {
+                y_train: index.iter().map(|&c| c as f64).collect(),
+                classes,
+                inputs: inputs.to_vec(),
+                target: target.to_string(),
+                standardizer,
+                model: ClassifierModel::Multiclass(model),
+                config: config.clone(),
+                fit_seconds: clock.elapsed().as_secs_f64(),
+                warnings,
+            });
+        }
         let y: Vec<f64> = labels
             .iter()
             .map(|l| if *l == classes[1] { 1.0 } else { -1.0 })
             .collect();
-        let binary = match config.inference {
-            Inference::Laplace => BinaryModel::Laplace(BinaryLaplace::fit(
+        let binary = match (config.inference, config.sparse) {
+            (Inference::Ep, Some((prior, m))) => {
+                let z = inducing_rows(xs.as_ref(), m, config.mc_seed);
+                BinaryModel::SparseEp(fit_sparse_ep(xs.as_ref(), &y, prior, z.as_ref(), config)?)
+            }
+            (Inference::Laplace, _) => BinaryModel::Laplace(BinaryLaplace::fit(
                 xs.as_ref(),
                 &y,
                 config.kernel.clone(),
                 config.link,
                 &config.fit,
             )?),
-            Inference::Ep => BinaryModel::Ep(BinaryEp::fit(
+            (Inference::Ep, None) => BinaryModel::Ep(BinaryEp::fit(
                 xs.as_ref(),
                 &y,
                 config.kernel.clone(),
@@ -384,6 +498,9 @@ impl Classifier {
                     }
                 }))
             }
+            ClassifierModel::Multiclass(m) => {
+                Ok(m.predict_proba(xs.as_ref(), self.config.mc_samples, self.config.mc_seed)?)
+            }
         }
     }
 
@@ -403,20 +520,31 @@ impl Classifier {
     pub fn lml(&self) -> f64 {
         match &self.model {
             ClassifierModel::Binary(m) => m.lml(),
+            ClassifierModel::Multiclass(m) => m.lml(),
         }
     }
 
-    /// The fitted kernel expression (of the standardised inputs).
+    /// The fitted kernel expression (of the standardised inputs); per-class kernels are
+    /// joined by `; ` in class order.
     pub fn kernel_expression(&self) -> String {
         match &self.model {
             ClassifierModel::Binary(m) => m.kernel().to_expr(),
+            ClassifierModel::Multiclass(m) => match m.kernels() {
+                ClassKernels::Shared(k) => k.to_expr(),
+                ClassKernels::PerClass(ks) => {
+                    let each: Vec<String> = ks.iter().map(Kernel::to_expr).collect();
+                    each.join("; ")
+                }
+            },
         }
     }
 
     /// The fit summary: `model`, `n`, `d`, `outputs`, `classes`, `objective`, `lml`, `kernel`,
-    /// `likelihood`, `inference`, `fit_seconds`, `warnings` (finite numbers only).
+    /// `likelihood`, `inference`, `fit_seconds`, `warnings` (finite numbers only), and `sparse`
+    /// with `inducing` for sparse EP, `per_class_kernels` with `mc_samples` and `mc_seed` for
+    /// more than two classes.
     pub fn summary(&self, n: usize) -> Value {
-        json!({
+        let mut out = json!({
             "model": ModelKind::Gpc.name(),
             "n": n,
             "d": self.inputs.len(),
@@ -429,8 +557,100 @@ impl Classifier {
             "inference": self.config.inference.name(),
             "fit_seconds": self.fit_seconds,
             "warnings": self.warnings,
-        })
+        });
+        if let Value::Object(o) = &mut out {
+            match &self.model {
+                ClassifierModel::Binary(BinaryModel::SparseEp(m)) => {
+                    o.insert("sparse".into(), m.prior().name().into());
+                    o.insert("inducing".into(), m.inducing().nrows().into());
+                }
+                ClassifierModel::Binary(_) => {}
+                ClassifierModel::Multiclass(_) => {
+                    o.insert("likelihood".into(), "softmax".into());
+                    o.insert(
+                        "per_class_kernels".into(),
+                        self.config.per_class_kernels.into(),
+                    );
+                    o.insert("mc_samples".into(), self.config.mc_samples.into());
+                    o.insert("mc_seed".into(), self.config.mc_seed.into());
+                }
+            }
+        }
+        out
     }
+}
+
+/// The kernels of a multi-class model: `kernel` shared, or one copy per class.
+pub(super) fn class_kernels(kernel: &Kernel, per_class: bool, classes: usize) -> ClassKernels {
+    if per_class {
+        ClassKernels::PerClass(vec![kernel.clone(); classes])
+    } else {
+        ClassKernels::Shared(kernel.clone())
+    }
+}
+
+/// `m` distinct rows of `x` (all of them if `m ≥ n`) drawn uniformly without replacement by a
+/// generator seeded with `seed`, kept in their original order: sparse EP's inducing inputs.
+pub fn inducing_rows(x: MatRef<'_, f64>, m: usize, seed: u64) -> Mat<f64> {
+    use rand::seq::index::sample;
+    use rand::SeedableRng;
+    let n = x.nrows();
+    let mut rows = if m >= n {
+        (0..n).collect()
+    } else {
+        sample(&mut rand::rngs::StdRng::seed_from_u64(seed), n, m).into_vec()
+    };
+    rows.sort_unstable();
+    Mat::from_fn(rows.len(), x.ncols(), |a, c| x[(rows[a], c)])
+}
+
+/// EP's settings in the sparse model's type.
+pub(super) fn sparse_ep_options(ep: &EpSettings) -> EpOptions {
+    EpOptions {
+        max_sweeps: ep.max_sweeps,
+        tol: ep.tol,
+        damping: ep.damping,
+    }
+}
+
+/// Sparse EP fitted to `±1` labels `y` at inducing inputs `z`; VAR's hyperparameters are
+/// fitted under DTC (VAR has no evidence gradient; see the module docs).
+fn fit_sparse_ep(
+    xs: MatRef<'_, f64>,
+    y: &[f64],
+    prior: SparsePrior,
+    z: MatRef<'_, f64>,
+    config: &ClassifierConfig,
+) -> Result<SparseEp, ModelError> {
+    let labels: Vec<usize> = y.iter().map(|&v| usize::from(v > 0.0)).collect();
+    let options = sparse_ep_options(&config.ep);
+    let fit_prior = if prior == SparsePrior::Var {
+        SparsePrior::Dtc
+    } else {
+        prior
+    };
+    let fitted = SparseEp::fit(
+        fit_prior,
+        xs,
+        &labels,
+        config.kernel.clone(),
+        z,
+        INDUCING_JITTER,
+        &options,
+        &config.fit,
+    )?;
+    if prior == fit_prior {
+        return Ok(fitted);
+    }
+    SparseEp::at(
+        prior,
+        xs,
+        &labels,
+        fitted.kernel().clone(),
+        z,
+        INDUCING_JITTER,
+        &options,
+    )
 }
 
 /// Accuracy, log loss and Brier score of class probabilities `proba` (columns in the order of

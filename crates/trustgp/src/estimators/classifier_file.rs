@@ -1,7 +1,8 @@
 //! Model files of [`Classifier`]s: one JSON object tagged `"format": "trustgp-classifier"`
 //! holding the classes, the input standardisation, the kernel (expression and exact
 //! parameters), the inference settings and the standardised training rows with their `±1`
-//! labels. Loading refits the latent posterior at the stored hyperparameters (no
+//! labels (class indices for more than two classes), the inducing inputs of sparse EP and
+//! the Monte Carlo settings of the multi-class model. Loading refits the latent posterior at the stored hyperparameters (no
 //! optimisation: the same factorisations, so the same predictions) and checks that it gives
 //! the stored log marginal likelihood.
 
@@ -12,12 +13,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::classifier::{
-    BinaryModel, Classifier, ClassifierConfig, ClassifierError, ClassifierModel, Inference,
+    class_kernels, sparse_ep_options, BinaryModel, Classifier, ClassifierConfig, ClassifierError,
+    ClassifierModel, Inference, MC_SAMPLES,
 };
 use crate::data::Standardizer;
 use crate::fit::FitOptions;
 use crate::kernels::{Covariance, Kernel};
 use crate::likelihoods::Link;
+use crate::models::classification::multiclass::MulticlassLaplace;
+use crate::models::classification::sparse::{SparseEp, SparsePrior, INDUCING_JITTER};
 use crate::models::classification::{BinaryEp, BinaryLaplace, EpSettings};
 
 /// The tag of a classifier's model file.
@@ -51,6 +55,31 @@ struct Record {
     fit_seconds: f64,
     x_train: Vec<Vec<f64>>,
     y_train: Vec<f64>,
+    /// Sparse EP: `fic`, `dtc` or `var` (absent: dense).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sparse: Option<String>,
+    /// Sparse EP: the standardised inducing inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    inducing_inputs: Option<Vec<Vec<f64>>>,
+    /// Multi-class: one kernel per class (`kernel_params` then holds them class after class).
+    #[serde(default)]
+    per_class_kernels: bool,
+    /// Multi-class: Monte Carlo draws of the class probabilities.
+    #[serde(default = "default_mc_samples")]
+    mc_samples: usize,
+    /// Multi-class: their seed.
+    #[serde(default)]
+    mc_seed: u64,
+}
+
+fn default_mc_samples() -> usize {
+    MC_SAMPLES
+}
+
+fn rows(x: faer::MatRef<'_, f64>) -> Vec<Vec<f64>> {
+    (0..x.nrows())
+        .map(|i| (0..x.ncols()).map(|c| x[(i, c)]).collect())
+        .collect()
 }
 
 /// Writes `model` to `path`.
@@ -58,10 +87,24 @@ struct Record {
 /// # Errors
 /// If the file cannot be written.
 pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), ClassifierError> {
-    let ClassifierModel::Binary(binary) = &model.model;
-    let (x, kernel) = match binary {
-        BinaryModel::Laplace(m) => (m.x(), m.kernel()),
-        BinaryModel::Ep(m) => (m.x(), m.kernel()),
+    let (x, expr, params) = match &model.model {
+        ClassifierModel::Binary(BinaryModel::Laplace(m)) => {
+            (m.x(), m.kernel().to_expr(), m.kernel().params())
+        }
+        ClassifierModel::Binary(BinaryModel::Ep(m)) => {
+            (m.x(), m.kernel().to_expr(), m.kernel().params())
+        }
+        ClassifierModel::Binary(BinaryModel::SparseEp(m)) => {
+            (m.x(), m.kernel().to_expr(), m.kernel().params())
+        }
+        // Per-class kernels share the expression (they start as copies of one kernel).
+        ClassifierModel::Multiclass(m) => (m.x(), m.kernels().kernel(0).to_expr(), {
+            m.kernels().params()
+        }),
+    };
+    let sparse = match &model.model {
+        ClassifierModel::Binary(BinaryModel::SparseEp(m)) => Some(m),
+        _ => None,
     };
     let ep = &model.config.ep;
     let record = Record {
@@ -75,8 +118,8 @@ pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), Classifier
         standardizer: model.standardizer.clone(),
         likelihood: model.config.link,
         inference: model.config.inference.name().into(),
-        kernel: kernel.to_expr(),
-        kernel_params: kernel.params(),
+        kernel: expr,
+        kernel_params: params,
         ep: EpRecord {
             damping: ep.damping,
             tol: ep.tol,
@@ -84,10 +127,13 @@ pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), Classifier
         },
         lml: model.lml(),
         fit_seconds: model.fit_seconds,
-        x_train: (0..x.nrows())
-            .map(|i| (0..x.ncols()).map(|c| x[(i, c)]).collect())
-            .collect(),
+        x_train: rows(x),
         y_train: model.y_train.clone(),
+        sparse: sparse.map(|m| m.prior().name().to_string()),
+        inducing_inputs: sparse.map(|m| rows(m.inducing())),
+        per_class_kernels: model.config.per_class_kernels,
+        mc_samples: model.config.mc_samples,
+        mc_seed: model.config.mc_seed,
     };
     let text = serde_json::to_string(&record)
         .map_err(|e| ClassifierError::File(format!("{}: {e}", path.display())))?;
@@ -118,8 +164,23 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
     }
     let n = r.y_train.len();
     let d = r.inputs.len();
-    if r.classes.len() != 2 {
-        return Err(fail(format!("{} classes, expected 2", r.classes.len())));
+    let k = r.classes.len();
+    if k < 2 {
+        return Err(fail(format!("{k} classes, expected at least 2")));
+    }
+    if k > 2 && (r.inference != "laplace" || r.sparse.is_some()) {
+        return Err(fail(format!(
+            "{k} classes need dense multi-class Laplace, not {} inference{}",
+            r.inference,
+            if r.sparse.is_some() {
+                " with a sparse prior"
+            } else {
+                ""
+            }
+        )));
+    }
+    if r.mc_samples == 0 {
+        return Err(fail("mc_samples must be at least 1".into()));
     }
     if r.x_train.len() != n || r.x_train.iter().any(|row| row.len() != d) {
         return Err(fail(format!(
@@ -132,10 +193,7 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
         )));
     }
     let x = Mat::from_fn(n, d, |i, c| r.x_train[i][c]);
-    let mut kernel = Kernel::parse(&r.kernel).map_err(|e| fail(format!("kernel: {e}")))?;
-    kernel
-        .set_params(&r.kernel_params)
-        .map_err(|e| fail(format!("kernel_params: {e}")))?;
+    let kernel = Kernel::parse(&r.kernel).map_err(|e| fail(format!("kernel: {e}")))?;
     let inference = match r.inference.as_str() {
         "laplace" => Inference::Laplace,
         "ep" => Inference::Ep,
@@ -146,22 +204,85 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
         tol: r.ep.tol,
         max_sweeps: r.ep.max_sweeps,
     };
-    let binary = match inference {
-        Inference::Laplace => BinaryModel::Laplace(BinaryLaplace::at(
-            x.as_ref(),
-            &r.y_train,
-            kernel.clone(),
-            r.likelihood,
-        )?),
-        Inference::Ep => {
-            BinaryModel::Ep(BinaryEp::at(x.as_ref(), &r.y_train, kernel.clone(), &ep)?)
+    let sparse = match r.sparse.as_deref() {
+        None => None,
+        Some(name) => {
+            let prior = match name {
+                "fic" => SparsePrior::Fic,
+                "dtc" => SparsePrior::Dtc,
+                "var" => SparsePrior::Var,
+                other => return Err(fail(format!("sparse '{other}', expected fic, dtc or var"))),
+            };
+            let z = r.inducing_inputs.as_ref().ok_or_else(|| {
+                fail("a sparse model needs inducing_inputs (one row per inducing input)".into())
+            })?;
+            if z.is_empty() || z.iter().any(|row| row.len() != d) {
+                return Err(fail(format!(
+                    "inducing_inputs must be at least one row of {d} numbers"
+                )));
+            }
+            Some((prior, Mat::from_fn(z.len(), d, |a, c| z[a][c])))
         }
     };
-    if (binary.lml() - r.lml).abs() > 1e-8 * (1.0 + r.lml.abs()) {
+    let model = if k > 2 {
+        let labels: Vec<usize> = r
+            .y_train
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let ok = v >= 0.0 && v.fract() == 0.0 && (v as usize) < k;
+                ok.then_some(v as usize).ok_or_else(|| {
+                    fail(format!(
+                        "y_train[{i}] is {v}, expected a class index 0..{k}"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let mut kernels = class_kernels(&kernel, r.per_class_kernels, k);
+        kernels
+            .set_params(&r.kernel_params)
+            .map_err(|e| fail(format!("kernel_params: {e}")))?;
+        ClassifierModel::Multiclass(MulticlassLaplace::at(x.as_ref(), &labels, k, kernels)?)
+    } else {
+        let mut kernel = kernel;
+        kernel
+            .set_params(&r.kernel_params)
+            .map_err(|e| fail(format!("kernel_params: {e}")))?;
+        ClassifierModel::Binary(match (inference, &sparse) {
+            (Inference::Laplace, None) => BinaryModel::Laplace(BinaryLaplace::at(
+                x.as_ref(),
+                &r.y_train,
+                kernel,
+                r.likelihood,
+            )?),
+            (Inference::Ep, None) => {
+                BinaryModel::Ep(BinaryEp::at(x.as_ref(), &r.y_train, kernel, &ep)?)
+            }
+            (Inference::Ep, Some((prior, z))) => {
+                let labels: Vec<usize> = r.y_train.iter().map(|&v| usize::from(v > 0.0)).collect();
+                BinaryModel::SparseEp(SparseEp::at(
+                    *prior,
+                    x.as_ref(),
+                    &labels,
+                    kernel,
+                    z.as_ref(),
+                    INDUCING_JITTER,
+                    &sparse_ep_options(&ep),
+                )?)
+            }
+            (Inference::Laplace, Some(_)) => {
+                return Err(fail("a sparse prior needs inference ep".into()))
+            }
+        })
+    };
+    let (lml, kernel) = match &model {
+        ClassifierModel::Binary(b) => (b.lml(), b.kernel().clone()),
+        ClassifierModel::Multiclass(m) => (m.lml(), m.kernels().kernel(0).clone()),
+    };
+    if (lml - r.lml).abs() > 1e-8 * (1.0 + r.lml.abs()) {
         return Err(fail(format!(
-            "the stored model has lml {} but its data and hyperparameters give {}",
-            r.lml,
-            binary.lml()
+            "the stored model has lml {} but its data and hyperparameters give {lml}",
+            r.lml
         )));
     }
     Ok(Some(Classifier {
@@ -169,7 +290,7 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
         inputs: r.inputs,
         target: r.target,
         standardizer: r.standardizer,
-        model: ClassifierModel::Binary(binary),
+        model,
         config: ClassifierConfig {
             kernel,
             link: r.likelihood,
@@ -180,6 +301,10 @@ pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierErro
             },
             ep,
             standardize: r.standardize,
+            sparse: sparse.as_ref().map(|(p, z)| (*p, z.nrows())),
+            per_class_kernels: r.per_class_kernels,
+            mc_samples: r.mc_samples,
+            mc_seed: r.mc_seed,
         },
         fit_seconds: r.fit_seconds,
         warnings: Vec::new(),
@@ -252,6 +377,98 @@ mod tests {
         let other = dir.join("other.json");
         std::fs::write(&other, "{\"version\": 2}").unwrap();
         assert!(load_classifier(&other).unwrap().is_none());
+    }
+
+    /// Multi-class (shared and per-class kernels) and sparse EP (each prior) saved and loaded
+    /// predict exactly the same probabilities as the fitted model; multi-class rows sum to 1.
+    #[test]
+    fn multiclass_and_sparse_model_files_round_trip() {
+        let (x, _) = data();
+        let names = ["a".to_string(), "b".to_string()];
+        let three: Vec<String> = (0..40)
+            .map(|i| ["p", "q", "r"][((x[(i, 0)] / 40.0) as usize).min(2)].to_string())
+            .collect();
+        let (_, two) = data();
+        let dir = std::env::temp_dir().join(format!("trustgp-gpc-mc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases: [(&[String], ClassifierOptions); 4] = [
+            (&three, ClassifierOptions::default()),
+            (
+                &three,
+                ClassifierOptions {
+                    per_class_kernels: true,
+                    ..ClassifierOptions::default()
+                },
+            ),
+            (
+                &two,
+                ClassifierOptions {
+                    sparse: Some("fic".into()),
+                    inducing: Some(12),
+                    ..ClassifierOptions::default()
+                },
+            ),
+            (
+                &two,
+                ClassifierOptions {
+                    sparse: Some("var".into()),
+                    inducing: Some(12),
+                    ..ClassifierOptions::default()
+                },
+            ),
+        ];
+        for (k, (labels, opts)) in cases.into_iter().enumerate() {
+            let sparse = opts.sparse.is_some();
+            let cfg = ClassifierOptions {
+                likelihood: sparse.then(|| "probit".into()),
+                inference: sparse.then(|| "ep".into()),
+                optimize: true,
+                standardize: true,
+                seed: 5,
+                ..opts
+            }
+            .check()
+            .unwrap();
+            let model = Classifier::fit(x.as_ref(), labels, &names, "t", &cfg).unwrap();
+            let path = dir.join(format!("{k}.json"));
+            save_classifier(&model, &path).unwrap();
+            let back = load_classifier(&path).unwrap().unwrap();
+            assert_eq!(back.lml(), model.lml());
+            assert_eq!(back.kernel_expression(), model.kernel_expression());
+            let p = model.predict_proba(x.as_ref()).unwrap();
+            assert_eq!(p, back.predict_proba(x.as_ref()).unwrap());
+            for i in 0..p.nrows() {
+                let total: f64 = (0..p.ncols()).map(|c| p[(i, c)]).sum();
+                assert!((total - 1.0).abs() < 1e-12);
+            }
+            let (acc, _, _) = classification_metrics(&model.classes, p.as_ref(), labels).unwrap();
+            assert!(acc > 0.8, "case {k}: {acc}");
+            match (&model.model, sparse) {
+                (ClassifierModel::Binary(BinaryModel::SparseEp(m)), true) => {
+                    assert_eq!(m.inducing().nrows(), 12);
+                    assert_eq!(m.prior().name(), cfg.sparse.unwrap().0.name());
+                }
+                (ClassifierModel::Multiclass(m), false) => assert_eq!(m.classes(), 3),
+                _ => panic!("case {k}: wrong model"),
+            }
+        }
+    }
+
+    /// The inducing rows are distinct training rows in their order, the same for the same seed,
+    /// and all rows when `m ≥ n`.
+    #[test]
+    fn inducing_rows_are_a_seeded_subset() {
+        use crate::estimators::classifier::inducing_rows;
+        let x = Mat::from_fn(30, 2, |i, c| (i * 2 + c) as f64);
+        let z = inducing_rows(x.as_ref(), 8, 1);
+        assert_eq!(z, inducing_rows(x.as_ref(), 8, 1));
+        assert_ne!(z, inducing_rows(x.as_ref(), 8, 2));
+        let rows: Vec<usize> = (0..8).map(|a| (z[(a, 0)] / 2.0) as usize).collect();
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        for (a, &i) in rows.iter().enumerate() {
+            assert_eq!(z[(a, 1)], x[(i, 1)]);
+        }
+        assert_eq!(inducing_rows(x.as_ref(), 40, 1), x);
     }
 
     #[test]

@@ -304,6 +304,11 @@ impl SparseEp {
         &self.kernel
     }
 
+    /// The training inputs (n×d).
+    pub fn x(&self) -> MatRef<'_, f64> {
+        self.x.as_ref()
+    }
+
     /// The inducing inputs (M×d).
     pub fn inducing(&self) -> MatRef<'_, f64> {
         self.z.as_ref()
