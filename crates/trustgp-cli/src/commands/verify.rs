@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use trustgp::data::read_inputs;
-use trustgp::estimators::{file, Regressor};
+use trustgp::estimators::{file, load_classifier, Classifier, Regressor};
 use trustgp::verify::{
-    attribution_with, verify_regressor_box, BnbOptions, Quantity, Region, Verified,
+    attribution_with, binary_certified, verify_classifier_box, verify_regressor_box, BinaryLink,
+    BnbOptions, Quantity, Region, Verified,
 };
 
 use super::{print_json, CliError};
@@ -30,9 +31,9 @@ pub fn run(a: &VerifyArgs) -> Result<(), CliError> {
     if !(a.radius.is_finite() && a.radius >= 0.0) {
         return Err(format!("--radius must be a finite number ≥ 0, got {}", a.radius).into());
     }
-    // gpc: wired at merge — a classifier model file gets its own arm here: its latent form(s)
-    // (`LatentForm::of`), `Quantity::Probability(link)` for the class of `--class`, and
-    // `certified` = the predicted class cannot flip.
+    if let Some(clf) = load_classifier(&a.model)? {
+        return run_classifier(a, &clf, &options);
+    }
     let model = file::load(&a.model)?;
     run_regression(a, &model, &options)
 }
@@ -95,7 +96,55 @@ fn run_regression(a: &VerifyArgs, model: &Regressor, options: &BnbOptions) -> Re
         })?,
     };
     let free = feature_indices(a.features.as_deref(), &model.inputs)?;
-    let x = read_inputs(&a.data, &model.inputs)?;
+    let points = each_point(a, &model.inputs, &free, |xr, data_box| {
+        let xm = trustgp::Mat::from_fn(1, xr.len(), |_, j| xr[j]);
+        let pred = model.predict(xm.as_ref(), true)?;
+        let value = match quantity {
+            Quantity::Variance => pred[output].std[0].powi(2),
+            _ => pred[output].mean[0],
+        };
+        let v = verify_regressor_box(model, output, quantity, data_box, options)?;
+        let certified = a.delta.map(|d| (value - v.lower).max(v.upper - value) <= d);
+        let mut p = point_json(&v, &model.inputs);
+        p.insert("value".into(), json!(value));
+        p.insert("certified".into(), json!(certified));
+        if a.attribution {
+            let att = attribution_with(xr, a.radius, &free, |b| {
+                verify_regressor_box(model, output, quantity, b, options)
+            })?;
+            p.insert("attribution".into(), attribution_json(&att, &model.inputs));
+        }
+        Ok(p)
+    })?;
+    let out = json!({
+        "points": points,
+        "quantity": a.quantity.as_deref().unwrap_or("mean"),
+        "output": model.targets[output],
+        "radius": a.radius,
+        "features": free.iter().map(|&j| model.inputs[j].clone()).collect::<Vec<_>>(),
+        "tolerance": a.tolerance,
+        "delta": a.delta,
+    });
+    write_out(a, &out)
+}
+
+fn write_out(a: &VerifyArgs, out: &Value) -> Result<(), CliError> {
+    if let Some(path) = &a.out {
+        std::fs::write(path, serde_json::to_string_pretty(out)?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    print_json(out)
+}
+
+/// Runs `verify_point(x, box)` for every selected data row (all, or `--row`), with the row
+/// index added to each result.
+fn each_point(
+    a: &VerifyArgs,
+    inputs: &[String],
+    free: &[usize],
+    mut verify_point: impl FnMut(&[f64], &Region) -> Result<Map<String, Value>, CliError>,
+) -> Result<Vec<Value>, CliError> {
+    let x = read_inputs(&a.data, inputs)?;
     let rows: Vec<usize> = match a.row {
         Some(k) if k >= x.nrows() => {
             return Err(format!(
@@ -113,49 +162,89 @@ fn run_regression(a: &VerifyArgs, model: &Regressor, options: &BnbOptions) -> Re
         if let Some(j) = xr.iter().position(|v| !v.is_finite()) {
             return Err(format!(
                 "row {r}, column `{}`: {} is not a finite number",
-                model.inputs[j], xr[j]
+                inputs[j], xr[j]
             )
             .into());
         }
-        let xm = trustgp::Mat::from_fn(1, xr.len(), |_, j| xr[j]);
-        let pred = model.predict(xm.as_ref(), true)?;
-        let value = match quantity {
-            Quantity::Variance => pred[output].std[0].powi(2),
-            _ => pred[output].mean[0],
-        };
-        let data_box = Region::ball(&xr, a.radius, Some(&free))?;
-        let v = verify_regressor_box(model, output, quantity, &data_box, options)?;
-        let certified = a.delta.map(|d| (value - v.lower).max(v.upper - value) <= d);
-        let mut p = point_json(&v, &model.inputs);
+        let data_box = Region::ball(&xr, a.radius, Some(free))?;
+        let mut p = verify_point(&xr, &data_box)?;
         p.insert("row".into(), json!(r));
-        p.insert("value".into(), json!(value));
-        p.insert("certified".into(), json!(certified));
-        if a.attribution {
-            let att = attribution_with(&xr, a.radius, &free, |b| {
-                verify_regressor_box(model, output, quantity, b, options)
-            })?;
-            let m: Map<String, Value> = att
-                .iter()
-                .map(|t| (model.inputs[t.feature].clone(), json!(t.delta)))
-                .collect();
-            p.insert("attribution".into(), Value::Object(m));
-        }
         points.push(Value::Object(p));
     }
+    Ok(points)
+}
+
+fn attribution_json(att: &[trustgp::verify::Attribution], inputs: &[String]) -> Value {
+    Value::Object(
+        att.iter()
+            .map(|t| (inputs[t.feature].clone(), json!(t.delta)))
+            .collect(),
+    )
+}
+
+/// A classifier: `--quantity probability` (default) of the class `--class` (default: the
+/// second of the sorted classes), or that class's latent `mean`/`variance`; `certified` = the
+/// decision at the point cannot flip (probability only; `null` otherwise).
+fn run_classifier(a: &VerifyArgs, clf: &Classifier, options: &BnbOptions) -> Result<(), CliError> {
+    let name = a.quantity.as_deref().unwrap_or("probability");
+    let quantity = match name {
+        // The link is the model's: `verify_classifier_box` substitutes it.
+        "probability" => Quantity::Probability(BinaryLink::Probit),
+        "mean" => Quantity::Mean,
+        "variance" => Quantity::Variance,
+        q => {
+            return Err(
+                format!("--quantity must be probability, mean or variance, got `{q}`").into(),
+            )
+        }
+    };
+    if a.output.is_some() {
+        return Err(
+            "--output applies to regression models; this is a classifier (use --class)".into(),
+        );
+    }
+    if a.delta.is_some() {
+        return Err("--delta applies to regression models; a classifier is certified when its decision cannot flip".into());
+    }
+    let class = match &a.class {
+        None => 1.min(clf.classes.len() - 1),
+        Some(c) => clf.classes.iter().position(|k| k == c).ok_or_else(|| {
+            format!(
+                "--class `{c}` is not a class of the model (classes: {})",
+                clf.classes.join(", ")
+            )
+        })?,
+    };
+    let free = feature_indices(a.features.as_deref(), &clf.inputs)?;
+    let points = each_point(a, &clf.inputs, &free, |xr, data_box| {
+        let xm = trustgp::Mat::from_fn(1, xr.len(), |_, j| xr[j]);
+        let proba = clf.predict_proba(xm.as_ref())?;
+        let v = verify_classifier_box(clf, class, quantity, data_box, options)?;
+        let mut p = point_json(&v, &clf.inputs);
+        let p_star = proba[(0, class)];
+        p.insert("probability".into(), json!(p_star));
+        let certified = match quantity {
+            Quantity::Probability(_) => Some(binary_certified(p_star, &v)),
+            _ => None,
+        };
+        p.insert("certified".into(), json!(certified));
+        if a.attribution {
+            let att = attribution_with(xr, a.radius, &free, |b| {
+                verify_classifier_box(clf, class, quantity, b, options)
+            })?;
+            p.insert("attribution".into(), attribution_json(&att, &clf.inputs));
+        }
+        Ok(p)
+    })?;
     let out = json!({
         "points": points,
-        "quantity": a.quantity.as_deref().unwrap_or("mean"),
-        "output": model.targets[output],
+        "quantity": name,
+        "class": clf.classes[class],
         "radius": a.radius,
-        "features": free.iter().map(|&j| model.inputs[j].clone()).collect::<Vec<_>>(),
+        "features": free.iter().map(|&j| clf.inputs[j].clone()).collect::<Vec<_>>(),
         "tolerance": a.tolerance,
-        "delta": a.delta,
     });
-    if let Some(path) = &a.out {
-        std::fs::write(path, serde_json::to_string_pretty(&out)?)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    print_json(&out)
+    write_out(a, &out)
 }
 
 /// Indices of the named features among the model's inputs (all when none are named).

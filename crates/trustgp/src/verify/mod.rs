@@ -23,6 +23,7 @@
 
 pub mod attribution;
 pub mod bnb;
+pub mod classification;
 pub mod decomposition;
 mod error;
 pub mod form;
@@ -40,6 +41,10 @@ pub mod variance;
 
 pub use attribution::{attribution, attribution_with, Attribution};
 pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};
+pub use classification::{
+    binary_certified, binary_link, classifier_form, verify_binary, verify_classifier,
+    verify_classifier_box,
+};
 pub use error::VerifyError;
 pub use form::LatentForm;
 pub use link::BinaryLink;

@@ -11,6 +11,7 @@ use super::form::LatentForm;
 use super::quantity::{verify, Quantity, Verified};
 use super::region::Region;
 use super::{rounding, VerifyError};
+use crate::data::Standardizer;
 use crate::estimators::regressor::{Fitted, SingleOutput};
 use crate::estimators::Regressor;
 use crate::models::approximate::ApproxModel;
@@ -92,28 +93,8 @@ pub fn verify_regressor_box(
         ));
     }
     let st = &reg.standardizer;
-    if data_box.dim() != st.x_mean.len() {
-        return Err(VerifyError::Invalid(format!(
-            "the point has {} inputs, the model takes {}",
-            data_box.dim(),
-            st.x_mean.len()
-        )));
-    }
     let to_std = |v: f64, j: usize| (v - st.x_mean[j]) / st.x_std[j];
-    let (lower, upper): (Vec<f64>, Vec<f64>) = (0..data_box.dim())
-        .map(|j| {
-            let (l, u) = (to_std(data_box.lower[j], j), to_std(data_box.upper[j], j));
-            if data_box.lower[j] == data_box.upper[j] {
-                (l, l)
-            } else {
-                (
-                    rounding::down(l, l.abs() + 1.0),
-                    rounding::up(u, u.abs() + 1.0),
-                )
-            }
-        })
-        .unzip();
-    let std_box = Region::new(lower, upper)?;
+    let std_box = standardised_box(st, data_box)?;
     let form = regressor_form(reg, output)?;
     let (ym, ys) = (st.y_mean[output], st.y_std[output]);
     // The tolerance is in data units: scale it into the model's.
@@ -132,14 +113,7 @@ pub fn verify_regressor_box(
     };
     let v = verify(&form, quantity, &std_box, &std_options)?;
     // Back to data units: the worst-case points clipped into the data box and re-evaluated there.
-    let from_std = |xs: &[f64]| -> Vec<f64> {
-        let back: Vec<f64> = xs
-            .iter()
-            .enumerate()
-            .map(|(j, v)| st.x_mean[j] + st.x_std[j] * v)
-            .collect();
-        data_box.clip(&back)
-    };
+    let from_std = |xs: &[f64]| to_data(st, data_box, xs);
     let value_at = |xd: &[f64]| -> f64 {
         let xs: Vec<f64> = xd.iter().enumerate().map(|(j, v)| to_std(*v, j)).collect();
         let m = form.moments_at(&xs);
@@ -172,4 +146,48 @@ pub fn verify_regressor_box(
         gap,
         ..v
     })
+}
+
+/// The standardised image `(x − x̄)/s_x` of a data-units box, widened outward by a rounding
+/// margin so that it contains the exact image (fixed coordinates stay fixed).
+///
+/// # Errors
+/// If the box does not match the standardiser's input width.
+pub(super) fn standardised_box(
+    st: &Standardizer,
+    data_box: &Region,
+) -> Result<Region, VerifyError> {
+    if data_box.dim() != st.x_mean.len() {
+        return Err(VerifyError::Invalid(format!(
+            "the point has {} inputs, the model takes {}",
+            data_box.dim(),
+            st.x_mean.len()
+        )));
+    }
+    let to_std = |v: f64, j: usize| (v - st.x_mean[j]) / st.x_std[j];
+    let (lower, upper): (Vec<f64>, Vec<f64>) = (0..data_box.dim())
+        .map(|j| {
+            let (l, u) = (to_std(data_box.lower[j], j), to_std(data_box.upper[j], j));
+            if data_box.lower[j] == data_box.upper[j] {
+                (l, l)
+            } else {
+                (
+                    rounding::down(l, l.abs() + 1.0),
+                    rounding::up(u, u.abs() + 1.0),
+                )
+            }
+        })
+        .unzip();
+    Region::new(lower, upper)
+}
+
+/// A standardised point back in data units, clipped into the data box (the outward margin of
+/// [`standardised_box`] may put it a rounding error outside).
+pub(super) fn to_data(st: &Standardizer, data_box: &Region, xs: &[f64]) -> Vec<f64> {
+    let back: Vec<f64> = xs
+        .iter()
+        .enumerate()
+        .map(|(j, v)| st.x_mean[j] + st.x_std[j] * v)
+        .collect();
+    data_box.clip(&back)
 }

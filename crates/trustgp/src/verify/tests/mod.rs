@@ -3,6 +3,7 @@
 
 mod bnb;
 mod bounds;
+mod classification;
 mod primitives;
 mod probability;
 mod regression;
