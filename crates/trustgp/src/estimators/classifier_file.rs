@@ -58,6 +58,18 @@ struct Record {
 /// # Errors
 /// If the file cannot be written.
 pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), ClassifierError> {
+    let text = classifier_to_str(model)
+        .map_err(|e| ClassifierError::File(format!("{}: {e}", path.display())))?;
+    std::fs::write(path, text)
+        .map_err(|e| ClassifierError::File(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// The text of `model`'s model file (what [`save_classifier`] writes; the Python package
+/// pickles through it).
+///
+/// # Errors
+/// If the record cannot be serialised.
+pub fn classifier_to_str(model: &Classifier) -> Result<String, ClassifierError> {
     let ClassifierModel::Binary(binary) = &model.model;
     let (x, kernel) = match binary {
         BinaryModel::Laplace(m) => (m.x(), m.kernel()),
@@ -89,10 +101,7 @@ pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), Classifier
             .collect(),
         y_train: model.y_train.clone(),
     };
-    let text = serde_json::to_string(&record)
-        .map_err(|e| ClassifierError::File(format!("{}: {e}", path.display())))?;
-    std::fs::write(path, text)
-        .map_err(|e| ClassifierError::File(format!("{}: cannot write: {e}", path.display())))
+    serde_json::to_string(&record).map_err(|e| ClassifierError::File(e.to_string()))
 }
 
 /// Reads a classifier's model file; `Ok(None)` if `path` holds JSON that is not one (a
@@ -103,9 +112,19 @@ pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), Classifier
 /// inconsistent fields (each message names the file and the field).
 pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierError> {
     let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ClassifierError::File(format!("model file {name}: cannot read: {e}")))?;
+    classifier_from_str(&text, &name)
+}
+
+/// The classifier whose model file text is `text` (errors name it `name`); `Ok(None)` if
+/// `text` is JSON but not a classifier's model file.
+///
+/// # Errors
+/// As for [`load_classifier`].
+pub fn classifier_from_str(text: &str, name: &str) -> Result<Option<Classifier>, ClassifierError> {
     let fail = |m: String| ClassifierError::File(format!("model file {name}: {m}"));
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| fail(format!("not JSON: {e}")))?;
     if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Ok(None);
     }
@@ -233,6 +252,14 @@ mod tests {
             save_classifier(&model, &path).unwrap();
             let back = load_classifier(&path).unwrap().unwrap();
             assert_eq!(back.lml(), model.lml());
+            // The file's text is the string form's.
+            let text = classifier_to_str(&model).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+            let again = classifier_from_str(&text, "text").unwrap().unwrap();
+            assert_eq!(
+                again.predict_proba(x.as_ref()).unwrap(),
+                model.predict_proba(x.as_ref()).unwrap()
+            );
             let (p, q) = (
                 model.predict_proba(x.as_ref()).unwrap(),
                 back.predict_proba(x.as_ref()).unwrap(),
@@ -252,6 +279,11 @@ mod tests {
         let other = dir.join("other.json");
         std::fs::write(&other, "{\"version\": 2}").unwrap();
         assert!(load_classifier(&other).unwrap().is_none());
+        assert!(classifier_from_str("{\"version\": 2}", "s")
+            .unwrap()
+            .is_none());
+        let e = classifier_from_str("nope", "s").unwrap_err().to_string();
+        assert!(e.contains("model file s: not JSON"), "{e}");
     }
 
     #[test]
