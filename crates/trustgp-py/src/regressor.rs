@@ -45,7 +45,7 @@ pub const OPTION_KEYS: [&str; 25] = [
 
 /// The value of `key` in `d` (`None` when absent or `None`), converted, or a `ValueError`
 /// naming the key and the type expected.
-fn get<'py, T: FromPyObjectOwned<'py>>(
+pub fn get<'py, T: FromPyObjectOwned<'py>>(
     d: &Bound<'py, PyDict>,
     key: &str,
     what: &str,
@@ -121,7 +121,7 @@ type Pair<'py, A> = (Bound<'py, A>, Bound<'py, A>);
 type Matrix<'py> = Bound<'py, PyArray2<f64>>;
 
 /// Names `p0, p1, …` for `k` unnamed columns (`one` alone when `k = 1`).
-fn default_names(given: Option<Vec<String>>, k: usize, prefix: &str, one: &str) -> Vec<String> {
+pub fn default_names(given: Option<Vec<String>>, k: usize, prefix: &str, one: &str) -> Vec<String> {
     given.unwrap_or_else(|| {
         if k == 1 {
             vec![one.to_string()]
@@ -134,7 +134,7 @@ fn default_names(given: Option<Vec<String>>, k: usize, prefix: &str, one: &str) 
 /// A fitted regression model (any model of the registry).
 #[pyclass(module = "trustgp._core", frozen)]
 pub struct Regressor {
-    inner: trustgp::estimators::Regressor,
+    pub(crate) inner: trustgp::estimators::Regressor,
     /// Training rows (for the summary).
     n: usize,
     /// The fit's warnings, the cost advice included.
@@ -307,7 +307,9 @@ mod tests {
                     }
                     "noise" | "lr" | "epsilon" => 0.25_f64.into_pyobject(py).unwrap().into_any(),
                     "restarts" | "seed" | "rank" | "inducing" | "actions" | "iterations"
-                    | "batch_size" => 3_u64.into_pyobject(py).unwrap().into_any(),
+                    | "batch_size" | "top" | "epochs" => {
+                        3_u64.into_pyobject(py).unwrap().into_any()
+                    }
                     _ => "x".into_pyobject(py).unwrap().into_any(),
                 }
             };

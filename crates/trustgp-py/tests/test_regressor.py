@@ -208,3 +208,23 @@ def test_bad_data_is_a_value_error(data):
         m._model.predict(np.array([[0.0, 0.0], [np.nan, 1.0]]))
     with pytest.raises(ValueError, match="model file"):
         trustgp._core.Regressor.from_json('{"version": 99}', 3)
+
+
+def test_vbks_options_reach_the_library_and_the_kernel_posterior_comes_back():
+    x = np.linspace(0.0, 6.0, 40).reshape(-1, 1)
+    y = np.sin(2.0 * x[:, 0]) + 0.3 * x[:, 0]
+    model = GaussianProcessRegressor(
+        "vbks", kernels="se; lin; se + lin", top=2, epochs=3, mode="point", random_state=2
+    ).fit(x, y)
+    posterior = model.kernel_posterior_
+    assert posterior == model.summary_["per_output"][0]["kernel_posterior"]
+    assert 1 <= len(posterior) <= 3 and all(k["kernel"] for k in posterior)
+    probabilities = np.array([k["probability"] for k in posterior])
+    assert np.all(probabilities >= 0.0) and probabilities.sum() <= 1.0 + 1e-12
+    assert len(model.model_average_) == 2
+    assert sum(k["weight"] for k in model.model_average_) == pytest.approx(1.0, abs=1e-12)
+    # A bad value is the library's error, naming the option.
+    with pytest.raises(ValueError, match="--top 0"):
+        GaussianProcessRegressor("vbks", top=0).fit(x, y)
+    with pytest.raises(ValueError, match="--mode full"):
+        GaussianProcessRegressor("vbks", mode="full").fit(x, y)

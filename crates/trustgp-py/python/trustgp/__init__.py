@@ -8,10 +8,18 @@ Classes
 -------
 GaussianProcessRegressor
     Every regression model of the library (``gp``, ``rcgp``, ``mogp``, ``mo-rcgp``, ``sgpr``,
-    ``svgp``, ``rcsvgp``, ``cagp``, ``rcagp``, ``rrp``) as a scikit-learn regressor.
+    ``svgp``, ``rcsvgp``, ``cagp``, ``rcagp``, ``rrp``, ``vbks``) as a scikit-learn regressor.
+GaussianProcessClassifier
+    GP classification (Laplace or EP; logit or probit) as a scikit-learn classifier.
 BayesianOptimizer
     Ask/tell Bayesian optimisation, and safe learning (with transfer from source tasks) when
     constraints are given.
+
+Functions
+---------
+verify
+    Certified bounds of a fitted regressor's mean or variance around points (``trustgp
+    verify``).
 
 Notes
 -----
@@ -22,13 +30,17 @@ repeated fits at a few thousand rows about a quarter faster. Set the environment
 """
 
 from ._core import DEFAULT_KERNEL, MODEL_NAMES, __version__
+from .classifier import GaussianProcessClassifier
 from .optimizer import BayesianOptimizer
 from .regressor import GaussianProcessRegressor
+from .verify import verify
 
 __all__ = [
     "BayesianOptimizer",
     "DEFAULT_KERNEL",
+    "GaussianProcessClassifier",
     "GaussianProcessRegressor",
     "MODEL_NAMES",
     "__version__",
+    "verify",
 ]

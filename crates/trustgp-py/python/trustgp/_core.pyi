@@ -52,6 +52,50 @@ class Regressor:
     @property
     def fit_seconds(self) -> float: ...
 
+class Classifier:
+    """A fitted GP classifier of the library (input standardiser plus model)."""
+
+    @staticmethod
+    def fit(
+        x: npt.NDArray[np.float64],
+        labels: Sequence[str],
+        options: dict[str, Any],
+        input_names: Optional[Sequence[str]] = None,
+    ) -> "Classifier":
+        """Fit to ``x`` (n × d) and one label (text) per row; ``options`` keyed by ``kernel``,
+        ``likelihood``, ``inference``, ``restarts``, ``seed``, ``optimize``, ``standardize``."""
+    @staticmethod
+    def from_json(text: str, n: int) -> "Classifier":
+        """The classifier of a model file's text, fitted on ``n`` rows."""
+    def to_json(self) -> str:
+        """The model file's text."""
+    def summary_json(self) -> str:
+        """The fit summary (the JSON object ``trustgp fit --model gpc`` prints)."""
+    def predict_proba(
+        self, x: npt.NDArray[np.float64], logit_integral: str = "quadrature"
+    ) -> npt.NDArray[np.float64]:
+        """Class probabilities, n × classes in the order of ``classes``."""
+    @property
+    def classes(self) -> list[str]: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def warnings(self) -> list[str]: ...
+
+def verify_regressor(
+    model: Regressor,
+    x: npt.NDArray[np.float64],
+    radius: float,
+    quantity: str = "mean",
+    output: int = 0,
+    features: Optional[Sequence[int]] = None,
+    delta: Optional[float] = None,
+    tolerance: float = 0.01,
+    max_iterations: int = 10000,
+    time_limit: Optional[float] = None,
+) -> dict[str, Any]:
+    """Certified bounds around each row of ``x`` (``trustgp verify``)."""
+
 class BayesOpt:
     """The library's ask/tell Bayesian optimisation run."""
 

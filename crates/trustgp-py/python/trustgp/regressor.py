@@ -43,6 +43,10 @@ _LIBRARY_OPTIONS = (
     "lr",
     "batch_size",
     "free_noise",
+    "kernels",
+    "top",
+    "epochs",
+    "mode",
 )
 
 # Per-output summary fields that every model has (the others become ``…_`` attributes).
@@ -64,7 +68,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         One of ``trustgp.MODEL_NAMES``: ``gp`` (exact), ``rcgp`` (robust conjugate), ``mogp``
         and ``mo-rcgp`` (multi-output, all columns of ``y`` jointly), ``sgpr``, ``svgp``,
         ``rcsvgp`` (sparse), ``cagp``, ``rcagp`` (computation-aware), ``rrp`` (relevance
-        pursuit).
+        pursuit), ``vbks`` (kernel selection: a model average over candidate kernels).
     kernel : str or None, default=None
         A kernel expression such as ``"const * se"`` (the default of the single-output models;
         the multi-output models default to ``"se"``, one expression per LMC term separated by
@@ -89,6 +93,16 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     inducing, actions, action_kind, likelihood, optimizer, iterations, lr, batch_size, free_noise
         Settings of the sparse, variational and computation-aware models (see ``trustgp fit
         --help``).
+    kernels : str or None, default=None
+        ``vbks``: the candidate kernels, a grammar name (``"k144"``, ``"k12"``, see ``trustgp
+        kernels``) or a ``;``-separated list of expressions.
+    top : int or None, default=None
+        ``vbks``: how many of the best candidates the model averages.
+    epochs : int or None, default=None
+        ``vbks``: passes of the selection's training over the data.
+    mode : {"point", "full"} or None, default=None
+        ``vbks``: hyperparameters as point estimates (``"point"``, the default) or with a
+        Gaussian posterior (``"full"``, not available in this build).
     random_state : int, default=0
         The seed of every random step (restarts, inducing points, minibatches).
     force : bool, default=False
@@ -144,6 +158,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         lr=None,
         batch_size=None,
         free_noise=False,
+        kernels=None,
+        top=None,
+        epochs=None,
+        mode=None,
         random_state=0,
         force=False,
     ):
@@ -167,6 +185,10 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.lr = lr
         self.batch_size = batch_size
         self.free_noise = free_noise
+        self.kernels = kernels
+        self.top = top
+        self.epochs = epochs
+        self.mode = mode
         self.random_state = random_state
         self.force = force
 

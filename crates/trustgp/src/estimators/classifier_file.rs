@@ -87,6 +87,18 @@ fn rows(x: faer::MatRef<'_, f64>) -> Vec<Vec<f64>> {
 /// # Errors
 /// If the file cannot be written.
 pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), ClassifierError> {
+    let text = classifier_to_str(model)
+        .map_err(|e| ClassifierError::File(format!("{}: {e}", path.display())))?;
+    std::fs::write(path, text)
+        .map_err(|e| ClassifierError::File(format!("{}: cannot write: {e}", path.display())))
+}
+
+/// The text of `model`'s model file (what [`save_classifier`] writes; the Python package
+/// pickles through it).
+///
+/// # Errors
+/// If the record cannot be serialised.
+pub fn classifier_to_str(model: &Classifier) -> Result<String, ClassifierError> {
     let (x, expr, params) = match &model.model {
         ClassifierModel::Binary(BinaryModel::Laplace(m)) => {
             (m.x(), m.kernel().to_expr(), m.kernel().params())
@@ -135,10 +147,7 @@ pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), Classifier
         mc_samples: model.config.mc_samples,
         mc_seed: model.config.mc_seed,
     };
-    let text = serde_json::to_string(&record)
-        .map_err(|e| ClassifierError::File(format!("{}: {e}", path.display())))?;
-    std::fs::write(path, text)
-        .map_err(|e| ClassifierError::File(format!("{}: cannot write: {e}", path.display())))
+    serde_json::to_string(&record).map_err(|e| ClassifierError::File(e.to_string()))
 }
 
 /// Reads a classifier's model file; `Ok(None)` if `path` holds JSON that is not one (a
@@ -149,9 +158,19 @@ pub fn save_classifier(model: &Classifier, path: &Path) -> Result<(), Classifier
 /// inconsistent fields (each message names the file and the field).
 pub fn load_classifier(path: &Path) -> Result<Option<Classifier>, ClassifierError> {
     let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ClassifierError::File(format!("model file {name}: cannot read: {e}")))?;
+    classifier_from_str(&text, &name)
+}
+
+/// The classifier whose model file text is `text` (errors name it `name`); `Ok(None)` if
+/// `text` is JSON but not a classifier's model file.
+///
+/// # Errors
+/// As for [`load_classifier`].
+pub fn classifier_from_str(text: &str, name: &str) -> Result<Option<Classifier>, ClassifierError> {
     let fail = |m: String| ClassifierError::File(format!("model file {name}: {m}"));
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| fail(format!("not JSON: {e}")))?;
     if value.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Ok(None);
     }
@@ -377,6 +396,11 @@ mod tests {
         let other = dir.join("other.json");
         std::fs::write(&other, "{\"version\": 2}").unwrap();
         assert!(load_classifier(&other).unwrap().is_none());
+        assert!(classifier_from_str("{\"version\": 2}", "s")
+            .unwrap()
+            .is_none());
+        let e = classifier_from_str("nope", "s").unwrap_err().to_string();
+        assert!(e.contains("model file s: not JSON"), "{e}");
     }
 
     /// Multi-class (shared and per-class kernels) and sparse EP (each prior) saved and loaded

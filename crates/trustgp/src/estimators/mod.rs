@@ -60,7 +60,9 @@ pub use classifier::{
     classification_metrics, Classifier, ClassifierConfig, ClassifierError, ClassifierModel,
     ClassifierOptions, Inference,
 };
-pub use classifier_file::{load_classifier, save_classifier};
+pub use classifier_file::{
+    classifier_from_str, classifier_to_str, load_classifier, save_classifier,
+};
 pub use cost::{physical_memory, Advice, FitCost};
 pub use defaults::*;
 pub use file::{load, load_str, save, save_str, ModelFileError};

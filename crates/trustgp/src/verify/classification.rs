@@ -39,11 +39,17 @@ pub fn classifier_form(clf: &Classifier) -> Result<(LatentForm, BinaryLink), Ver
             let form = LatentForm::of(&m.linear_gaussian())?;
             let link = match m {
                 BinaryModel::Laplace(_) => binary_link(clf.config.link),
-                // EP is probit-only.
-                BinaryModel::Ep(_) => BinaryLink::Probit,
+                // EP (dense or sparse) is probit-only.
+                BinaryModel::Ep(_) | BinaryModel::SparseEp(_) => BinaryLink::Probit,
             };
             Ok((form, link))
-        } // multiclass: wired at merge (`verify_softmax` needs the softmax discretisation).
+        }
+        ClassifierModel::Multiclass(_) => Err(VerifyError::UnsupportedModel(
+            "multi-class (softmax) classifiers: the softmax bounds (latent-space \
+             discretisation, spec §2.9) are not built yet; binary classifiers and every \
+             single-output regression model are supported"
+                .into(),
+        )),
     }
 }
 
