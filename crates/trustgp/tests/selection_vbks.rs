@@ -486,3 +486,88 @@ fn bad_settings_and_data_are_clear_errors() {
     assert!(err.contains("origin"), "{err}");
     let _ = Structure::parse("se").unwrap();
 }
+
+/// Pruning during training (spec §2.12 applied early): after the first checkpoint only the
+/// top kernels train on; the others keep their stage-1 model and `L*` exactly, the kept ones
+/// are exactly those of an unpruned run (kernels train independently), and `q(g)` still covers
+/// the whole space.
+#[test]
+fn pruning_during_training_freezes_all_but_the_top_kernels() {
+    let (x, y) = data(150, 5);
+    let space = KernelSpace::k12();
+    let config = VbksConfig {
+        top: 3,
+        ..small_config()
+    };
+    let pruned_config = VbksConfig {
+        prune_after: Some(1),
+        ..config.clone()
+    };
+    let full = Vbks::fit(x.as_ref(), &y, &space, &config, &mut |_| {}).unwrap();
+    let pruned = Vbks::fit(x.as_ref(), &y, &space, &pruned_config, &mut |_| {}).unwrap();
+    // The first stage alone: 20 of the 60 iterations, the same seeds.
+    let first = Vbks::fit(
+        x.as_ref(),
+        &y,
+        &space,
+        &VbksConfig {
+            iterations: 20,
+            checkpoints: 1,
+            ..config.clone()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    let h = pruned.history();
+    assert_eq!(h.len(), 3);
+    assert_eq!(h[0].local_elbos, full.history()[0].local_elbos);
+    assert_eq!(h[0].probabilities, full.history()[0].probabilities);
+    // The kept kernels: the top 3 of q(k) at the first checkpoint.
+    let q1 = &h[0].probabilities;
+    let mut order: Vec<usize> = (0..12).collect();
+    order.sort_by(|&a, &b| q1[b].total_cmp(&q1[a]).then(a.cmp(&b)));
+    let kept = &order[..3];
+    let xs = Mat::from_fn(5, 1, |i, _| -1.5 + 0.7 * i as f64);
+    let predict = |run: &Vbks, i: usize| run.models()[i].as_ref().unwrap().predict(xs.as_ref());
+    for i in 0..12 {
+        let p = predict(&pruned, i);
+        if kept.contains(&i) {
+            assert_eq!(p.mean, predict(&full, i).mean, "kept kernel {i}");
+            assert_eq!(h[2].local_elbos[i], full.local_elbos()[i]);
+        } else {
+            assert_eq!(p.mean, predict(&first, i).mean, "frozen kernel {i}");
+            assert_eq!(p.var, predict(&first, i).var, "frozen kernel {i}");
+            assert_eq!(h[1].local_elbos[i], h[0].local_elbos[i]);
+            assert_eq!(h[2].local_elbos[i], h[0].local_elbos[i]);
+        }
+    }
+    assert_eq!(h[2].probabilities.len(), 12);
+    assert!((h[2].probabilities.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    // Pruning after the last checkpoint changes nothing.
+    let late = Vbks::fit(
+        x.as_ref(),
+        &y,
+        &space,
+        &VbksConfig {
+            prune_after: Some(3),
+            ..config.clone()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(late.probabilities(), full.probabilities());
+    // Pruning before any q(k) exists is refused, naming the setting.
+    let err = Vbks::fit(
+        x.as_ref(),
+        &y,
+        &space,
+        &VbksConfig {
+            prune_after: Some(0),
+            ..config
+        },
+        &mut |_| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("prune after"), "{err}");
+}

@@ -37,7 +37,7 @@ use crate::fit::Optimizer;
 use crate::means::Mean;
 use crate::models::checks::check_training_data;
 use crate::models::inducing::InducingInit;
-use crate::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
+use crate::models::svgp::{one_thread, Svgp, SvgpConfig, SvgpLikelihood};
 use crate::models::ModelError;
 
 use super::belief::{BeliefConfig, KernelBelief};
@@ -71,6 +71,12 @@ pub struct VbksConfig {
     pub belief: BeliefConfig,
     /// Kernels kept for the model average (default 10; all if fewer).
     pub top: usize,
+    /// Pruning during training (spec §2.12 applied early, default `None`: all kernels train
+    /// to the end): after this many checkpoints only the `top` most probable kernels go on
+    /// training. The others keep their model and their last `L*_i` (neither is retrained,
+    /// as §2.12 says), so `q(g)` is still refitted over all `K`, and the cost of a later
+    /// iteration is that of `top` kernels instead of `K`.
+    pub prune_after: Option<usize>,
     /// The master seed: inducing inputs, minibatches, evaluation subset and `q(g)` have their
     /// own streams derived from it.
     pub seed: u64,
@@ -89,6 +95,7 @@ impl Default for VbksConfig {
             eval_size: 10_000,
             belief: BeliefConfig::default(),
             top: 10,
+            prune_after: None,
             seed: 0,
         }
     }
@@ -171,11 +178,23 @@ impl Vbks {
         let mut models: Vec<Option<Svgp>> = vec![None; k];
         let mut failures: Vec<Option<String>> = vec![None; k];
         let mut belief = KernelBelief::prior(k);
-        let mut history = Vec::new();
+        let mut history: Vec<Checkpoint> = Vec::new();
         let mut train_seconds = 0.0;
         let stages = stage_ends(config.iterations, config.checkpoints);
         let mut done = 0;
+        // Kernels still training (pruning freezes the others).
+        let mut active = vec![true; k];
+        let mut last_local: Option<Vec<f64>> = None;
         for (stage, &end) in stages.iter().enumerate() {
+            if config.prune_after == Some(stage) {
+                if let Some(last) = history.last() {
+                    let keep = top_indices(&last.probabilities, config.top);
+                    active = (0..k).map(|i| keep.contains(&i)).collect();
+                }
+            }
+            // With at least one training kernel per core, each trains on one thread: the
+            // cores are busy with kernels already, nested splitting only adds overhead.
+            let busy = active.iter().filter(|a| **a).count() >= rayon::current_num_threads();
             let steps = end - done;
             let svgp = SvgpConfig {
                 likelihood: SvgpLikelihood::Gaussian,
@@ -192,11 +211,11 @@ impl Vbks {
             let trained: Vec<Result<Svgp, ModelError>> = (0..k)
                 .into_par_iter()
                 .map(|i| {
-                    if failures[i].is_some() {
+                    if failures[i].is_some() || !active[i] {
                         return Err(ModelError::Invalid(String::new()));
                     }
                     let mut quiet = |_: usize, _: f64| {};
-                    match &models[i] {
+                    let mut train = || match &models[i] {
                         None => Svgp::fit(
                             x,
                             y,
@@ -207,12 +226,17 @@ impl Vbks {
                             &mut quiet,
                         ),
                         Some(m) => m.refine(x, y, &svgp, &mut quiet),
+                    };
+                    if busy {
+                        one_thread(train)
+                    } else {
+                        train()
                     }
                 })
                 .collect();
             train_seconds += start.elapsed().as_secs_f64();
             for (i, result) in trained.into_iter().enumerate() {
-                if failures[i].is_some() {
+                if failures[i].is_some() || !active[i] {
                     continue;
                 }
                 match result {
@@ -224,7 +248,14 @@ impl Vbks {
                     Err(e) => return Err(SelectionError::Model(e)),
                 }
             }
-            let local = local_elbos(&models, x, y, &eval)?;
+            let mut local = local_elbos(&models, &active, x, y, &eval)?;
+            if let Some(last) = &last_local {
+                // A frozen kernel keeps its last estimate (spec §2.12: not re-estimated).
+                for i in (0..k).filter(|&i| !active[i]) {
+                    local[i] = last[i];
+                }
+            }
+            last_local = Some(local.clone());
             let seed_g = stream(stream(config.seed, BELIEF_STREAM), stage as u64);
             if stage == 0 {
                 belief.refit(&local, config.belief.cold_steps, &config.belief, seed_g)?;
@@ -399,6 +430,13 @@ fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
     if config.top == 0 {
         return bad("top: expected at least 1 kernel to average, got 0".into());
     }
+    if config.prune_after == Some(0) {
+        return bad(
+            "prune after: expected at least 1 checkpoint before pruning (q(k) must exist), \
+             got 0"
+                .into(),
+        );
+    }
     let b = &config.belief;
     if !(b.lr.is_finite() && b.lr > 0.0) || b.samples == 0 || b.posterior_samples == 0 {
         return bad("kernel belief: expected a positive learning rate and sample counts".into());
@@ -452,16 +490,20 @@ fn eval_rows(n: usize, size: usize, seed: u64) -> Option<Vec<usize>> {
     Some(rows)
 }
 
-/// `L*_i` of every kernel on the evaluation subset (`−∞` for failed kernels), in parallel.
+/// `L*_i` of every active kernel on the evaluation subset (`−∞` for failed kernels, NaN for
+/// inactive ones, which the caller fills in), in parallel.
 fn local_elbos(
     models: &[Option<Svgp>],
+    active: &[bool],
     x: MatRef<'_, f64>,
     y: &[f64],
     eval: &Option<Vec<usize>>,
 ) -> Result<Vec<f64>, SelectionError> {
     let values: Vec<Result<f64, ModelError>> = models
         .par_iter()
-        .map(|m| match m {
+        .zip(active)
+        .map(|(m, &a)| match m {
+            _ if !a => Ok(f64::NAN),
             None => Ok(f64::NEG_INFINITY),
             Some(m) => match eval {
                 None => m.elbo(x, y),
@@ -473,7 +515,14 @@ fn local_elbos(
     // A non-finite estimate (a kernel driven to a degenerate point) counts as a failure.
     Ok(values
         .into_iter()
-        .map(|v| if v.is_finite() { v } else { f64::NEG_INFINITY })
+        .zip(active)
+        .map(|(v, &a)| {
+            if v.is_finite() || !a {
+                v
+            } else {
+                f64::NEG_INFINITY
+            }
+        })
         .collect())
 }
 

@@ -49,6 +49,7 @@ mod train;
 use faer::{Mat, MatRef};
 
 use self::elbo::{evaluate, kl, Need, Rows};
+pub(crate) use self::state::one_thread;
 use self::state::{State, Whitened, CHUNK};
 use super::checks::check_training_data;
 use super::inducing::InducingInit;

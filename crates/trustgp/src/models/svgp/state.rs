@@ -13,6 +13,8 @@
 //!
 //! (the spec's `k_xx − k_xu K_uu⁻¹ k_ux + k_xu L⁻ᵀ S̃ L⁻¹ k_ux`).
 
+use std::cell::Cell;
+
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::triangular_solve::solve_lower_triangular_in_place;
 use faer::{Accum, Mat, MatRef, Par};
@@ -123,9 +125,29 @@ pub(super) fn lower(a: MatRef<'_, f64>) -> Mat<f64> {
     )
 }
 
+thread_local! {
+    /// Set while [`one_thread`] runs on this thread.
+    static ONE_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with every SVGP product on the calling thread. Callers that already train many
+/// models in parallel (one per core) use it: splitting each model's products over the same
+/// cores again only adds hand-off costs (nested rayon tasks), it cannot add cores.
+pub(crate) fn one_thread<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the previous setting, also if `f` panics.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ONE_THREAD.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(ONE_THREAD.with(|c| c.replace(true)));
+    f()
+}
+
 /// The faer parallelism for a product of `flops` multiply-adds.
 pub(super) fn par_for(flops: usize) -> Par {
-    if flops >= PARALLEL_FLOPS && rayon::current_num_threads() > 1 {
+    if flops >= PARALLEL_FLOPS && rayon::current_num_threads() > 1 && !ONE_THREAD.with(Cell::get) {
         Par::rayon(0)
     } else {
         Par::Seq

@@ -4,6 +4,7 @@
 mod bound;
 mod gradients;
 mod joint;
+mod threads;
 mod training;
 
 use faer::{Mat, MatRef};
