@@ -125,33 +125,9 @@ def test_bad_input_is_a_value_error_with_the_librarys_message(binary):
         GaussianProcessClassifier("probit", logit_integral="erf_mixture").fit(X, y).predict_proba(X)
 
 
-# The checks that fail, all for one reason: scikit-learn fits them on three or four classes,
-# and this build's library fits two (its multi-class model arrives with the multi-class merge,
-# through the same `Classifier`; then this list must be emptied). Every other check passes;
-# `check_array_api_input` and `check_classifier_data_not_an_array` skip themselves without
-# SCIPY_ARRAY_API and pandas.
-BINARY_ONLY = {
-    name: "multi-class data: the library's multi-class model is not in this build"
-    for name in [
-        "check_classifiers_classes",
-        "check_classifiers_train",
-        "check_dict_unchanged",
-        "check_dont_overwrite_parameters",
-        "check_dtype_object",
-        "check_estimators_fit_returns_self",
-        "check_estimators_overwrite_params",
-        "check_f_contiguous_array_estimator",
-        "check_fit2d_predict1d",
-        "check_fit_score_takes_y",
-        "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance",
-        "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit",
-        "check_readonly_memmap_input",
-        "check_supervised_y_2d",
-    ]
-}
+# Every check passes (binary and multi-class); `check_array_api_input` and
+# `check_classifier_data_not_an_array` skip themselves without SCIPY_ARRAY_API and pandas.
 
 
 def test_check_estimator():
-    check_estimator(GaussianProcessClassifier(), expected_failed_checks=BINARY_ONLY)
+    check_estimator(GaussianProcessClassifier())

@@ -65,9 +65,11 @@ impl MulticlassLaplace {
 
     /// The predictive class probabilities `∫ softmax(f) N(f; μ(x), Σ(x)) df` at the rows of
     /// `xs` (one row per test point, one column per class), by Monte Carlo with `samples`
-    /// draws (in antithetic pairs `μ ± L z`, so rounded up to even) seeded by `seed`: test row
-    /// `j` uses its own generator derived from `(seed, j)`, so the numbers do not depend on
-    /// the thread count or on which other rows are predicted. Rows sum to one.
+    /// draws (in antithetic pairs `μ ± L z`, so rounded up to even) seeded by `seed`. Every
+    /// test row uses the same standard-normal draws `z` (common random numbers), so a row's
+    /// numbers depend only on its own input: not on the thread count, on the order of the
+    /// rows or on which other rows are predicted (scikit-learn's invariance checks), and the
+    /// probabilities vary smoothly with the input. Rows sum to one.
     ///
     /// # Errors
     /// As for [`MulticlassLaplace::predict_latent`], `samples == 0`, or a covariance that
@@ -87,6 +89,10 @@ impl MulticlassLaplace {
         let classes = self.classes;
         let softmax = Softmax::new(classes).map_err(|e| ModelError::Invalid(e.0))?;
         let pairs = samples.div_ceil(2);
+        let mut rng = StdRng::seed_from_u64(seed);
+        let draws: Vec<f64> = (0..pairs * classes)
+            .map(|_| rng.sample(StandardNormal))
+            .collect();
         let rows: Vec<Vec<f64>> = (0..xs.nrows())
             .into_par_iter()
             .map(|j| -> Result<Vec<f64>, ModelError> {
@@ -97,18 +103,9 @@ impl MulticlassLaplace {
                 )?;
                 let l = chol.l();
                 let mu: Vec<f64> = (0..classes).map(|c| latent.mean[(j, c)]).collect();
-                let mut rng = StdRng::seed_from_u64(
-                    seed ^ (j as u64)
-                        .wrapping_add(1)
-                        .wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                );
                 let mut acc = vec![0.0; classes];
                 let (mut plus, mut minus) = (vec![0.0; classes], vec![0.0; classes]);
-                let mut z = vec![0.0; classes];
-                for _ in 0..pairs {
-                    for v in z.iter_mut() {
-                        *v = rng.sample(StandardNormal);
-                    }
+                for z in draws.chunks_exact(classes) {
                     for c in 0..classes {
                         let lz: f64 = (0..=c).map(|k| l[(c, k)] * z[k]).sum();
                         plus[c] = mu[c] + lz;

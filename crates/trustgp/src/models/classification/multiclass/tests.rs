@@ -344,11 +344,17 @@ fn probabilities_sum_to_one_are_seeded_and_match_quadrature_for_two_classes() {
     }
     assert_eq!(p, model.predict_proba(xs.as_ref(), 2000, 11).unwrap());
     assert_ne!(p, model.predict_proba(xs.as_ref(), 2000, 12).unwrap());
-    // A row's numbers do not depend on the other rows predicted with it.
-    let last = model
-        .predict_proba(xs.as_ref().subrows(0, 1), 2000, 11)
+    // A row's numbers depend only on its own input: not on the other rows predicted with it
+    // nor on their order (common random numbers; scikit-learn checks both invariances).
+    let sub = model
+        .predict_proba(xs.as_ref().subrows(3, 1), 2000, 11)
         .unwrap();
-    assert_eq!(last[(0, 1)], p[(0, 1)]);
+    assert_eq!(sub.row(0), p.row(3));
+    let reversed = Mat::from_fn(6, 2, |i, j| xs[(5 - i, j)]);
+    let q = model.predict_proba(reversed.as_ref(), 2000, 11).unwrap();
+    for j in 0..6 {
+        assert_eq!(q.row(5 - j), p.row(j));
+    }
 
     // C = 2: p(class 0) = E σ(g), g ~ N(μ_0 − μ_1, v); a fine 1-D rule for the reference.
     let (x2, y2) = data(10, 2, 7);
