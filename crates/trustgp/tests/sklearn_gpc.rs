@@ -75,9 +75,15 @@ fn binary_laplace_logit_agrees_with_scikit_learn() {
             "{name}: lml {} vs {lml}",
             model.lml()
         );
-        // The library function agrees with the model (and carries the same number).
+        // The fit's objective (the log-concave form, B = I + W½KW½) agrees with the model's
+        // (the generic factored form) to rounding.
         let direct = laplace_evidence(&k, x.as_ref(), &y, Link::Logit, None, false).unwrap();
-        assert_eq!(direct.value, model.lml());
+        assert!(
+            rel(direct.value, model.lml()) < 1e-12,
+            "{name}: {} vs {}",
+            direct.value,
+            model.lml()
+        );
 
         let latent = model.predict_latent(xs.as_ref()).unwrap();
         for (i, (m, v)) in floats(&case["latent_mean"])
