@@ -20,6 +20,7 @@ mod bernoulli;
 mod gaussian;
 pub mod imq;
 mod imq_likelihood;
+pub mod logistic_normal;
 pub mod quadrature;
 mod softmax;
 mod student_t;

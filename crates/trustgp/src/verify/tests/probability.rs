@@ -35,7 +35,7 @@ fn logistic_bracket_contains_the_integral_and_is_narrow() {
             lo <= exact && exact <= hi,
             "({mu}, {var}): {lo} {exact} {hi}"
         );
-        assert!(hi - lo <= 5e-5, "width {}", hi - lo);
+        assert!(hi - lo <= 5e-12, "width {}", hi - lo);
     }
     // Σ = 0: the link itself.
     let (lo, hi) = BinaryLink::Logistic.bracket(0.7, 0.0);
