@@ -499,3 +499,33 @@ fn parallel_gradient_matches_finite_differences() {
         );
     }
 }
+
+/// A pilot on a subset (n > 2 × 512 rows) reaches the optimum the unpiloted fit reaches: the
+/// full fit only starts elsewhere, it converges by the same rule on every row.
+#[test]
+fn a_pilot_fit_reaches_the_unpiloted_optimum() {
+    let (x, y) = toy(1200, 11);
+    let fit = |pilot_rows| {
+        let opts = FitOptions {
+            pilot_rows,
+            ..FitOptions::default()
+        };
+        ExactGp::fit(
+            x.as_ref(),
+            &y,
+            hyper("const * se", Mean::Zero, 0.1, &x),
+            &opts,
+        )
+        .unwrap()
+    };
+    let (piloted, plain) = (fit(512), fit(0));
+    let rel = (piloted.lml() - plain.lml()).abs() / plain.lml().abs();
+    assert!(rel < 1e-7, "{} vs {}", piloted.lml(), plain.lml());
+    for (a, b) in piloted.hyper().to_vec().iter().zip(plain.hyper().to_vec()) {
+        assert!((a - b).abs() < 2e-3, "{a} vs {b} (log scale)");
+    }
+    assert!(piloted.starts()[0]
+        .message
+        .contains("pilot fit on 512 of 1200 rows"));
+    assert!(!plain.starts()[0].message.contains("pilot"));
+}

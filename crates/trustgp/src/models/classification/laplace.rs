@@ -21,6 +21,7 @@ use faer::{Mat, MatRef};
 
 use super::checks::check_binary;
 use super::warm::Warm;
+use crate::fit::pilot;
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::{Covariance, Kernel};
@@ -76,6 +77,61 @@ pub struct BinaryLaplace {
     starts: Vec<FitReport>,
 }
 
+/// Maximise the Laplace evidence over `kernel`'s parameters from its values and
+/// `opts.restarts` seeded restarts; the best parameters and a report per start.
+fn optimize(
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    link: Link,
+    opts: &FitOptions,
+) -> Result<(Vec<f64>, Vec<FitReport>), ModelError> {
+    let par = parallelism_for(x.nrows());
+    let warm = Warm::new(par);
+    let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
+        let mut k = kernel.clone();
+        k.set_params(v).map_err(|e| e.to_string())?;
+        let start = warm.get();
+        let r =
+            laplace_evidence(&k, x, y, link, start.as_deref(), true).map_err(|e| e.to_string())?;
+        warm.set(&r.alpha);
+        Ok((r.value, r.grad))
+    };
+    maximize(
+        plain(objective),
+        &kernel.params(),
+        &kernel.bounds(),
+        &kernel.param_names(),
+        opts.restarts,
+        opts.seed,
+        &opts.lbfgs,
+        par,
+    )
+}
+
+/// [`optimize`] on every row from the optimum of a pilot fit on `rows` (see
+/// [`pilot`](crate::fit::pilot)), or from `kernel` if the pilot fails (a subset with one class).
+fn optimize_piloted(
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    rows: &[usize],
+    link: Link,
+    opts: &FitOptions,
+) -> Result<(Vec<f64>, Vec<FitReport>), ModelError> {
+    let (xs, ys) = (pilot::select_rows(x, rows), pilot::select(y, rows));
+    let piloted = check_binary(xs.as_ref(), &ys)
+        .and_then(|()| optimize(kernel, xs.as_ref(), &ys, link, &pilot::pilot_options(opts)));
+    let Ok((v, pilot_starts)) = piloted else {
+        return optimize(kernel, x, y, link, opts);
+    };
+    let mut start = kernel.clone();
+    start.set_params(&v)?;
+    let (v, mut starts) = optimize(&start, x, y, link, &pilot::after_pilot(opts))?;
+    pilot::mark_piloted(&mut starts, &pilot_starts, rows.len(), x.nrows());
+    Ok((v, starts))
+}
+
 impl BinaryLaplace {
     /// Fit to inputs `x` (n×d) and labels `y ∈ {−1, +1}`, starting from `kernel` (initialised
     /// from the data where it has data-driven defaults). With `opts.optimize`, maximises
@@ -98,27 +154,10 @@ impl BinaryLaplace {
         if !opts.optimize {
             return Self::at(x, y, kernel, link);
         }
-        let par = parallelism_for(x.nrows());
-        let warm = Warm::new(par);
-        let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-            let mut k = kernel.clone();
-            k.set_params(v).map_err(|e| e.to_string())?;
-            let start = warm.get();
-            let r = laplace_evidence(&k, x, y, link, start.as_deref(), true)
-                .map_err(|e| e.to_string())?;
-            warm.set(&r.alpha);
-            Ok((r.value, r.grad))
+        let (v, starts) = match pilot::pilot_rows(x.nrows(), opts) {
+            Some(rows) => optimize_piloted(&kernel, x, y, &rows, link, opts)?,
+            None => optimize(&kernel, x, y, link, opts)?,
         };
-        let (v, starts) = maximize(
-            plain(objective),
-            &kernel.params(),
-            &kernel.bounds(),
-            &kernel.param_names(),
-            opts.restarts,
-            opts.seed,
-            &opts.lbfgs,
-            par,
-        )?;
         kernel.set_params(&v)?;
         let mut model = Self::at(x, y, kernel, link)?;
         model.starts = starts;

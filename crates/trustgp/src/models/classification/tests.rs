@@ -492,3 +492,30 @@ fn fits_raise_the_evidence_and_are_reproducible() {
     .unwrap_err();
     assert!(e.to_string().contains("damping"), "{e}");
 }
+
+/// The binary Laplace fit with a pilot on 512 of 1100 rows reaches the unpiloted optimum.
+#[test]
+fn laplace_fit_with_a_pilot_reaches_the_unpiloted_optimum() {
+    let (x, y) = data(1100, 5);
+    let fit = |pilot_rows| {
+        let opts = FitOptions {
+            pilot_rows,
+            ..FitOptions::default()
+        };
+        BinaryLaplace::fit(x.as_ref(), &y, kernel(), Link::Logit, &opts).unwrap()
+    };
+    let (piloted, plain) = (fit(512), fit(0));
+    let rel = (piloted.lml() - plain.lml()).abs() / plain.lml().abs();
+    assert!(rel < 1e-7, "{} vs {}", piloted.lml(), plain.lml());
+    for (a, b) in piloted
+        .kernel()
+        .params()
+        .iter()
+        .zip(plain.kernel().params())
+    {
+        assert!((a - b).abs() < 2e-3, "{a} vs {b} (log scale)");
+    }
+    assert!(piloted.starts()[0]
+        .message
+        .contains("pilot fit on 512 of 1100 rows"));
+}

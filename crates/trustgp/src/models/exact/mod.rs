@@ -23,6 +23,7 @@ use scale_profile::ScaleProfile;
 
 pub(crate) mod evidence;
 mod scale_profile;
+use crate::fit::pilot;
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
 use crate::likelihoods::{Gaussian, Likelihood};
@@ -194,7 +195,10 @@ impl ExactGp {
             return Self::at(init, x, y, opts.extra_diag);
         }
         let par = parallelism_for(x.nrows());
-        let fitted = optimize(&init, x, y, opts, par)?;
+        let fitted = match pilot::pilot_rows(x.nrows(), opts) {
+            Some(rows) => optimize_piloted(&init, x, y, &rows, opts, par)?,
+            None => optimize(&init, x, y, opts, par)?,
+        };
         let mut gp = match fitted.evaluation {
             Some(e) => Self::from_evaluation(fitted.hyper, opts.extra_diag, e),
             None => Self::at(fitted.hyper, x, y, opts.extra_diag)?,
@@ -357,6 +361,32 @@ fn optimize(
         Some(profile) => optimize_profiled(init, &profile, x, y, opts, par),
         None => optimize_full(init, &init.to_vec(), opts.restarts, x, y, opts, par),
     }
+}
+
+/// [`optimize`] on every row from the optimum of a pilot fit on `rows` (see [`pilot`]), or
+/// from `init` if the pilot fails.
+fn optimize_piloted(
+    init: &GpHyper,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    rows: &[usize],
+    opts: &FitOptions,
+    par: Parallelism,
+) -> Result<Fitted, ModelError> {
+    let (xs, ys) = (pilot::select_rows(x, rows), pilot::select(y, rows));
+    let pilot_opts = pilot::pilot_options(opts);
+    let Ok(p) = optimize(
+        init,
+        xs.as_ref(),
+        &ys,
+        &pilot_opts,
+        parallelism_for(rows.len()),
+    ) else {
+        return optimize(init, x, y, opts, par);
+    };
+    let mut fitted = optimize(&p.hyper, x, y, &pilot::after_pilot(opts), par)?;
+    pilot::mark_piloted(&mut fitted.starts, &p.starts, rows.len(), x.nrows());
+    Ok(fitted)
 }
 
 /// Maximise over the full flat vector of [`GpHyper`] from `x0` and `restarts` random starts.
