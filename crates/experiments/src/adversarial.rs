@@ -11,7 +11,9 @@
 //! * Fig. 3 ([`crate::adversarial_fig3`]): Laplace against EP after 10/40/100 evidence
 //!   evaluations: the spread δ at γ = 0.1 and the largest certified radius;
 //! * Fig. 4 ([`crate::adversarial_fig4`]): sparse EP (FIC, DTC, VAR) on MNIST38 against the
-//!   training and inducing set sizes.
+//!   training and inducing set sizes;
+//! * Figs. 5–6, binary part ([`crate::adversarial_fig5`]): global Δ attribution on
+//!   Synthetic2D and SPAM.
 //!
 //! Everything goes to `--out` (README.md with the tables and the paper's claims beside ours,
 //! one SVG per Fig. 2 panel set, JSON lines of every measurement).
@@ -70,8 +72,8 @@ pub struct Args {
     /// Branch-and-bound time limit per search (seconds).
     #[arg(long, default_value_t = 2.0)]
     pub time_limit: f64,
-    /// Figures to run.
-    #[arg(long, value_delimiter = ',', default_value = "2,3,4")]
+    /// Figures to run (5: Figs. 5–6, the binary attribution part).
+    #[arg(long, value_delimiter = ',', default_value = "2,3,4,5")]
     pub figures: Vec<u8>,
 }
 
@@ -214,7 +216,8 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
         .into_iter()
         .map(|t| prepare(a, t))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut md = crate::provenance::header("Adversarial robustness guarantees for GPs: Figs. 2–4");
+    let mut md =
+        crate::provenance::header("Adversarial robustness guarantees for GPs: Figs. 2–6 (binary)");
     md.push_str(&sizes(a));
     md.push_str(&accuracy_table(&prepared));
     if a.figures.contains(&2) {
@@ -229,6 +232,9 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             .find(|p| p.task.name == "MNIST38")
             .ok_or("MNIST38 is missing")?;
         md.push_str(&crate::adversarial_fig4::run(a, mnist)?);
+    }
+    if a.figures.contains(&5) {
+        md.push_str(&crate::adversarial_fig5::run(a, &prepared)?);
     }
     let _ = writeln!(
         md,

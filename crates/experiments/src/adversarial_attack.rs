@@ -9,8 +9,8 @@
 
 use trustgp::estimators::classifier::Classifier;
 use trustgp::verify::{
-    classifier_form, verify_binary, BinaryLink, BnbOptions, LatentForm, Quantity, Region,
-    Verified, VerifyError,
+    classifier_form, verify_binary, BinaryLink, BnbOptions, LatentForm, Quantity, Region, Verified,
+    VerifyError,
 };
 
 /// Step of the central differences of the class probability (inputs are O(1): standardised
@@ -215,7 +215,7 @@ pub fn salient(c: &Certifier, x: &[f64], k: usize) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use faer::Mat;
     use trustgp::kernels::Kernel;
@@ -226,7 +226,7 @@ mod tests {
 
     /// A probit form over a few 2-D points (an exact GP read as a latent form, as
     /// `bench-verify` builds one) and the GP itself, for analytic gradients.
-    fn model() -> (Certifier, ExactGp) {
+    pub(crate) fn model() -> (Certifier, ExactGp) {
         let x = Mat::from_fn(6, 2, |i, j| ((i * 3 + j * 5) % 7) as f64 / 3.0 - 1.0);
         let y = [1.5, -1.0, 0.8, -2.0, 1.2, -0.3];
         let hyper = GpHyper {
@@ -258,12 +258,11 @@ mod tests {
             let z = mu / s;
             let phi = (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt();
             let fd = c.gradient(&x, &[0, 1]);
-            for j in 0..2 {
+            for (j, fdj) in fd.iter().enumerate() {
                 let exact = phi * (g.mean[(0, j)] / s - mu * g.var[(0, j)] / (2.0 * s * s * s));
                 assert!(
-                    (fd[j] - exact).abs() < 1e-8 * (1.0 + exact.abs()),
-                    "x {x:?} input {j}: {} vs {exact}",
-                    fd[j]
+                    (fdj - exact).abs() < 1e-8 * (1.0 + exact.abs()),
+                    "x {x:?} input {j}: {fdj} vs {exact}"
                 );
             }
         }
@@ -291,7 +290,10 @@ mod tests {
         let adv = gpfgs(&c, &x, 1.0, &clipped);
         assert!(adv.iter().all(|v| (-0.15..=0.25).contains(v)), "{adv:?}");
         let r = clipped.region(&x, 1.0).unwrap();
-        assert_eq!((r.lower.clone(), r.upper.clone()), (vec![-0.15; 2], vec![0.25; 2]));
+        assert_eq!(
+            (r.lower.clone(), r.upper.clone()),
+            (vec![-0.15; 2], vec![0.25; 2])
+        );
     }
 
     #[test]
@@ -320,8 +322,14 @@ mod tests {
                     .any(|&v| c.predicted_prob(&x, &[v, x[1]]) <= 0.5)
             })
             .expect("the decision flips within γ = 2");
-        assert!(radius <= truth, "certified {radius} beyond the flip at {truth}");
-        assert!(radius >= truth - 2e-3, "certified {radius}, flip at {truth}");
+        assert!(
+            radius <= truth,
+            "certified {radius} beyond the flip at {truth}"
+        );
+        assert!(
+            radius >= truth - 2e-3,
+            "certified {radius}, flip at {truth}"
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ pub struct Task {
 impl Task {
     /// Input column names (`x1, x2, …`).
     pub fn input_names(&self) -> Vec<String> {
-        (1..=self.x_train.ncols()).map(|j| format!("x{j}")).collect()
+        (1..=self.x_train.ncols())
+            .map(|j| format!("x{j}"))
+            .collect()
     }
 
     /// The first `n` training rows (a smaller training set for Fig. 4), same test rows.
@@ -107,28 +109,35 @@ pub fn synthetic2d(n_train: usize, n_test: usize, seed: u64) -> Result<Task, Box
 /// The reference code's SPAM columns (1-based in the UCI file).
 const SPAM_COLUMNS: [usize; 11] = [5, 7, 16, 17, 19, 21, 23, 25, 52, 53, 57];
 
+/// The names of the reference code's SPAM columns, from the header of `spambase.csv`.
+///
+/// # Errors
+/// An unreadable file or a header without those columns.
+pub fn spam_names(dir: &Path) -> Result<Vec<String>, BoxError> {
+    let path = dir.join("classif_uci_spambase/spambase.csv");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let names: Vec<&str> = text.lines().next().unwrap_or_default().split(',').collect();
+    Ok(SPAM_COLUMNS
+        .iter()
+        .map(|&c| {
+            names
+                .get(c - 1)
+                .map(|s| s.trim().to_string())
+                .ok_or_else(|| {
+                    format!(
+                        "{}: the header has {} columns, column {c} is missing",
+                        path.display(),
+                        names.len()
+                    )
+                })
+        })
+        .collect::<Result<_, _>>()?)
+}
+
 /// SPAM from `dir/classif_uci_spambase/spambase.csv`.
 pub fn spam(dir: &Path, n_train: usize, n_test: usize, seed: u64) -> Result<Task, BoxError> {
     let path = dir.join("classif_uci_spambase/spambase.csv");
-    let header = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    let names: Vec<&str> = header.split(',').collect();
-    let inputs: Vec<String> = SPAM_COLUMNS
-        .iter()
-        .map(|&c| {
-            names.get(c - 1).map(|s| s.to_string()).ok_or_else(|| {
-                format!(
-                    "{}: the header has {} columns, column {c} is missing",
-                    path.display(),
-                    names.len()
-                )
-            })
-        })
-        .collect::<Result<_, _>>()?;
+    let inputs = spam_names(dir)?;
     let data = read_labelled_csv(&path, "spam_or_not", Some(&inputs))?;
     let (train, test) = split(data.x.nrows(), n_train, n_test, seed, "SPAM")?;
     let (xr, xt) = (select(&data.x, &train), select(&data.x, &test));

@@ -66,7 +66,8 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
                     let pert = &p.perturbations[i];
                     let clock = Instant::now();
                     let v = bounds(&cert, &x, GAMMA, pert, &opts)?;
-                    let r = certified_radius(&cert, &x, pert, max_radius(p.task.image), STEPS, &opts)?;
+                    let r =
+                        certified_radius(&cert, &x, pert, max_radius(p.task.image), STEPS, &opts)?;
                     let s = clock.elapsed().as_secs_f64();
                     writeln!(
                         log,

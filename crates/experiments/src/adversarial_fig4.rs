@@ -112,6 +112,9 @@ mod tests {
             vec![(250, 100), (500, 100), (500, 50), (500, 200)]
         );
         // Sizes above the training rows are capped (and merged).
-        assert_eq!(configs(&[900, 1200], &[600], 500), vec![(500, 100), (500, 500)]);
+        assert_eq!(
+            configs(&[900, 1200], &[600], 500),
+            vec![(500, 100), (500, 500)]
+        );
     }
 }

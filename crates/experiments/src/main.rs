@@ -7,6 +7,7 @@ mod adversarial_data;
 mod adversarial_fig2;
 mod adversarial_fig3;
 mod adversarial_fig4;
+mod adversarial_fig5;
 mod bench_exact;
 mod bench_gpc;
 mod bench_robust;
@@ -39,7 +40,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Adversarial-bounds paper Figs. 2–4 and accuracies: certified bounds, GPFGS, Laplace vs EP, sparse EP.
+    /// Adversarial-bounds paper Figs. 2–6 (binary) and accuracies: certified bounds, GPFGS, Laplace vs EP, sparse EP.
     Adversarial(adversarial::Args),
     /// Time the exact GP (one LML+gradient evaluation, one full fit) on kin8nm subsets.
     BenchExact(bench_exact::Args),
