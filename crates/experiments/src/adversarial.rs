@@ -21,7 +21,9 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use trustgp::estimators::classifier::{classification_metrics, Classifier, ClassifierOptions};
+use trustgp::estimators::classifier::{
+    classification_metrics, BinaryModel, Classifier, ClassifierModel, ClassifierOptions,
+};
 use trustgp::verify::BnbOptions;
 
 use crate::adversarial_attack::{salient, Certifier, Perturbation};
@@ -133,6 +135,16 @@ pub fn fit(
 pub fn accuracy(clf: &Classifier, task: &Task) -> Result<f64, BoxError> {
     let proba = clf.predict_proba(task.x_test.as_ref())?;
     Ok(classification_metrics(&clf.classes, proba.as_ref(), &task.y_test)?.0)
+}
+
+/// Evidence evaluations the fit of a dense binary model used (0 for other models).
+pub fn evaluations(clf: &Classifier) -> usize {
+    let starts = match &clf.model {
+        ClassifierModel::Binary(BinaryModel::Laplace(m)) => m.starts(),
+        ClassifierModel::Binary(BinaryModel::Ep(m)) => m.starts(),
+        _ => &[],
+    };
+    starts.iter().map(|s| s.evaluations).sum()
 }
 
 /// Test row `i` as a vector.

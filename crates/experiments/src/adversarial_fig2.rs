@@ -62,6 +62,8 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
          |---|---|---|---|---|---|---|---|---|\n",
     );
     let mut log = std::fs::File::create(a.out.join("fig2.jsonl"))?;
+    // Points, points where the bounds found an adversarial example, points GPFGS flipped.
+    let (mut points, mut found, mut flipped) = (0, 0, 0);
     for p in prepared {
         let cert = Certifier::of(&p.reference)?;
         let gammas = grid(p.task.name);
@@ -119,6 +121,9 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
                 median(&secs),
                 secs.iter().copied().fold(0.0, f64::max),
             );
+            points += 1;
+            found += usize::from(minf.iter().any(|v| *v < 0.5));
+            flipped += usize::from(att.iter().any(|v| *v < 0.5));
             let half = vec![0.5; gammas.len()];
             let zero = vec![0.0; gammas.len()];
             panels.push(Panel {
@@ -149,6 +154,13 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
             panels_svg(&panels),
         )?;
     }
-    md.push('\n');
+    let _ = write!(
+        md,
+        "\nChecks: on {points} points, branch and bound found a concrete adversarial example \
+         within the γ grid on {found}, GPFGS flipped the decision on {flipped}; the GPFGS value \
+         lay inside the certified bounds at every (point, γ). MNIST38's perturbed pixels are \
+         those with the largest gradient, which favours the gradient-sign attack (the paper's \
+         SIFT pixels do not).\n\n"
+    );
     Ok(md)
 }
