@@ -24,17 +24,6 @@ fn grid(name: &str) -> Vec<f64> {
     (0..n).map(|k| step * k as f64).collect()
 }
 
-/// A band `[lo, hi]` as a curve of centre ± 2 sd (how [`panels_svg`] draws bands).
-fn band(label: &str, colour: &'static str, x: &[f64], lo: &[f64], hi: &[f64]) -> Curve {
-    Curve {
-        label: label.into(),
-        colour,
-        x: x.to_vec(),
-        mean: lo.iter().zip(hi).map(|(l, h)| 0.5 * (l + h)).collect(),
-        std: lo.iter().zip(hi).map(|(l, h)| 0.25 * (h - l)).collect(),
-    }
-}
-
 fn first(gammas: &[f64], hit: &[bool]) -> String {
     gammas
         .iter()
@@ -125,25 +114,28 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
             found += usize::from(minf.iter().any(|v| *v < 0.5));
             flipped += usize::from(att.iter().any(|v| *v < 0.5));
             let half = vec![0.5; gammas.len()];
-            let zero = vec![0.0; gammas.len()];
+            let line = |label: &str, colour: &'static str, y: &[f64]| Curve {
+                label: label.into(),
+                colour,
+                x: gammas.clone(),
+                mean: y.to_vec(),
+                std: vec![0.0; y.len()],
+            };
             panels.push(Panel {
                 title: format!(
-                    "{} test point {i}: predicted class's π against γ (0 … {})",
+                    "{} test point {i}: predicted class's π against γ ({:.2} … {:.2})",
                     p.task.name,
+                    gammas.first().copied().unwrap_or(0.0),
                     gammas.last().copied().unwrap_or(0.0)
                 ),
                 points: Vec::new(),
                 curves: vec![
-                    band("[π^L_min, π^U_min]", "steelblue", &gammas, &lo, &minf),
-                    band("[π^L_max, π^U_max]", "seagreen", &gammas, &maxf, &hi),
-                    band("GPFGS attack", "crimson", &gammas, &att, &att),
-                    Curve {
-                        label: "decision threshold ½".into(),
-                        colour: "gray",
-                        x: gammas.clone(),
-                        mean: half,
-                        std: zero,
-                    },
+                    line("π^L_min (certified)", "navy", &lo),
+                    line("π^U_min (found)", "steelblue", &minf),
+                    line("π^L_max (found)", "seagreen", &maxf),
+                    line("π^U_max (certified)", "darkgreen", &hi),
+                    line("GPFGS attack", "crimson", &att),
+                    line("decision threshold ½", "gray", &half),
                 ],
             });
             eprintln!("fig2: {} point {i} done", p.task.name);
