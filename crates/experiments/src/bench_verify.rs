@@ -45,7 +45,7 @@ pub struct Args {
 }
 
 /// Synthetic2D: inputs (z-scored) and labels ±1.
-fn synthetic(n: usize, shift: f64, rng: &mut StdRng) -> (Mat<f64>, Vec<f64>) {
+pub(crate) fn synthetic(n: usize, shift: f64, rng: &mut StdRng) -> (Mat<f64>, Vec<f64>) {
     let mut x = Mat::<f64>::zeros(n, 2);
     let mut y = vec![0.0; n];
     for i in 0..n {

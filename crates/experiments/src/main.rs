@@ -1,6 +1,13 @@
 //! Benchmarks and paper reproductions for trustgp, one subcommand each. Results are printed
 //! as JSON lines on stdout (and written under `results/` where noted).
 
+mod adversarial;
+mod adversarial_attack;
+mod adversarial_data;
+mod adversarial_fig2;
+mod adversarial_fig3;
+mod adversarial_fig4;
+mod adversarial_fig5;
 mod bench_exact;
 mod bench_gpc;
 mod bench_robust;
@@ -33,6 +40,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Adversarial-bounds paper Figs. 2–6 (binary) and accuracies: certified bounds, GPFGS, Laplace vs EP, sparse EP.
+    Adversarial(adversarial::Args),
     /// Time the exact GP (one LML+gradient evaluation, one full fit) on kin8nm subsets.
     BenchExact(bench_exact::Args),
     /// Time binary Laplace GP classification against scikit-learn's on Synthetic2D-like data.
@@ -68,6 +77,7 @@ fn main() {
     trustgp::linalg::reuse_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Adversarial(a) => adversarial::run(&a),
         Command::BenchExact(a) => bench_exact::run(&a),
         Command::BenchGpc(a) => bench_gpc::run(&a),
         Command::BenchRobust(a) => bench_robust::run(&a),
