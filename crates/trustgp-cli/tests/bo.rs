@@ -17,13 +17,18 @@ fn run(name: &str, extra: &[&str]) -> (Value, Vec<Value>) {
 
 /// [`run`] with the seed `seed`.
 fn run_seeded(name: &str, seed: &str, extra: &[&str]) -> (Value, Vec<Value>) {
+    run_budget(name, "12", seed, extra)
+}
+
+/// [`run_seeded`] with `budget` evaluations.
+fn run_budget(name: &str, budget: &str, seed: &str, extra: &[&str]) -> (Value, Vec<Value>) {
     let out = scratch(name).join("run.jsonl").display().to_string();
     let mut args = vec![
         "bo",
         "--problem",
         "branin",
         "--budget",
-        "12",
+        budget,
         "--init",
         "6",
         "--seed",
@@ -277,17 +282,10 @@ fn eulbo_proposes_batches() {
 /// model.
 #[test]
 fn the_simulated_expert_corrects_the_outliers_every_twenty_evaluations() {
-    let base = [
-        "--budget",
-        "28",
-        "--model",
-        "rcgp",
-        "--outliers",
-        "asymmetric:0.25",
-    ];
-    let (plain, plain_lines) = run("expert-off", &base);
+    let base = ["--model", "rcgp", "--outliers", "asymmetric:0.25"];
+    let (plain, plain_lines) = run_budget("expert-off", "28", "3", &base);
     let with = [&base[..], &["--expert-mean", "simulated"]].concat();
-    let (expert, lines) = run("expert-simulated", &with);
+    let (expert, lines) = run_budget("expert-simulated", "28", "3", &with);
     assert_eq!(expert["settings"]["expert_mean"], "simulated");
     assert_eq!(plain["corrections"], 0);
     let first = 6 + 20;
@@ -302,7 +300,7 @@ fn the_simulated_expert_corrects_the_outliers_every_twenty_evaluations() {
         without_seconds(&plain_lines[..first])
     );
     assert_ne!(without_seconds(&lines), without_seconds(&plain_lines));
-    let (_, again) = run("expert-simulated-again", &with);
+    let (_, again) = run_budget("expert-simulated-again", "28", "3", &with);
     assert_eq!(without_seconds(&again), without_seconds(&lines));
     let bad = |extra: &[&str]| {
         let args = [
