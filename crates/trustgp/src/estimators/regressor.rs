@@ -69,7 +69,7 @@ pub struct RegressorConfig {
     /// units (standardised when the regressor standardises), held fixed instead of starting
     /// at (and, for a learned mean, moving from) the targets' mean; the IMQ weights are centred
     /// on it. `None` = the model's own mean. Bayesian optimisation's expert-guided mean
-    /// (`rcagp.md` §2.12, `sequential::bayes_opt::ExpertMean`) sets it.
+    /// (`rcagp.md` §2.12, `sequential::bayes_opt::ExpertPrior`) sets it.
     pub prior_mean: Option<f64>,
     /// Settings of kernel selection (vbks); its inducing points and minibatch size are
     /// `approx.inducing` and `approx.batch_size`, its seed `fit.seed`.
