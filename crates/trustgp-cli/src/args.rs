@@ -283,6 +283,11 @@ pub struct SuggestArgs {
     /// tells outliers from good points when maximising; see docs/decisions.md). Default: prior.
     #[arg(long)]
     pub robust_centre: Option<String>,
+    /// Expert-guided prior mean of rcgp, rcsvgp and rcagp (rcagp.md §2.12): off, constant:V
+    /// (a prior mean in the objective's units) or corrections:COLUMN (the column of --data
+    /// holding an expert's corrected value on the rows they flag as outliers, empty elsewhere).
+    #[arg(long, default_value = "off")]
+    pub expert_mean: String,
     /// With fewer evaluated rows than this, points of the initial design.
     #[arg(long, default_value_t = 1)]
     pub init: usize,
@@ -335,6 +340,12 @@ pub struct BoArgs {
     /// tells outliers from good points when maximising; see docs/decisions.md). Default: prior.
     #[arg(long)]
     pub robust_centre: Option<String>,
+    /// Expert-guided prior mean of rcgp, rcsvgp and rcagp (rcagp.md §2.12): off, constant:V
+    /// (in the objective's units) or simulated (with --outliers: every 20 evaluations the
+    /// paper's simulated expert corrects each injected outlier to its clean value plus N(0, 1)
+    /// noise in standardised units).
+    #[arg(long, default_value = "off")]
+    pub expert_mean: String,
     /// Corrupt what the model sees: asymmetric:P or uniform:P (e.g. asymmetric:0.25).
     #[arg(long)]
     pub outliers: Option<String>,

@@ -17,13 +17,18 @@ fn run(name: &str, extra: &[&str]) -> (Value, Vec<Value>) {
 
 /// [`run`] with the seed `seed`.
 fn run_seeded(name: &str, seed: &str, extra: &[&str]) -> (Value, Vec<Value>) {
+    run_budget(name, "12", seed, extra)
+}
+
+/// [`run_seeded`] with `budget` evaluations.
+fn run_budget(name: &str, budget: &str, seed: &str, extra: &[&str]) -> (Value, Vec<Value>) {
     let out = scratch(name).join("run.jsonl").display().to_string();
     let mut args = vec![
         "bo",
         "--problem",
         "branin",
         "--budget",
-        "12",
+        budget,
         "--init",
         "6",
         "--seed",
@@ -257,4 +262,59 @@ fn the_robust_centre_is_a_setting_of_the_robust_models() {
     );
     let e = bad(&["--model", "rcgp", "--robust-centre", "knn"]);
     assert!(e.contains("unknown robust centre 'knn'"), "{e}");
+}
+
+/// EULBO proposes batches (`--batch 2`, the Monte Carlo batch utility) with rcagp, and a
+/// seeded run repeats itself.
+#[test]
+fn eulbo_proposes_batches() {
+    let extra = ["--model", "rcagp", "--method", "eulbo", "--batch", "2"];
+    let (summary, lines) = run("eulbo-batch", &extra);
+    assert_eq!(summary["evaluations"], 12);
+    assert_eq!(lines.len(), 12);
+    let (_, again) = run("eulbo-batch-again", &extra);
+    assert_eq!(without_seconds(&again), without_seconds(&lines));
+}
+
+/// `--expert-mean simulated`: the first correction comes 20 evaluations after the design, so
+/// until then the run is the one without an expert, line for line; then every outlier seen so
+/// far is corrected and the run moves on differently. Refused without outliers or a robust
+/// model.
+#[test]
+fn the_simulated_expert_corrects_the_outliers_every_twenty_evaluations() {
+    let base = ["--model", "rcgp", "--outliers", "asymmetric:0.25"];
+    let (plain, plain_lines) = run_budget("expert-off", "28", "3", &base);
+    let with = [&base[..], &["--expert-mean", "simulated"]].concat();
+    let (expert, lines) = run_budget("expert-simulated", "28", "3", &with);
+    assert_eq!(expert["settings"]["expert_mean"], "simulated");
+    assert_eq!(plain["corrections"], 0);
+    let first = 6 + 20;
+    let outliers = lines[..first]
+        .iter()
+        .filter(|l| l["is_outlier"] == true)
+        .count();
+    assert!(outliers > 0);
+    assert_eq!(expert["corrections"], outliers);
+    assert_eq!(
+        without_seconds(&lines[..first]),
+        without_seconds(&plain_lines[..first])
+    );
+    assert_ne!(without_seconds(&lines), without_seconds(&plain_lines));
+    let (_, again) = run_budget("expert-simulated-again", "28", "3", &with);
+    assert_eq!(without_seconds(&again), without_seconds(&lines));
+    let bad = |extra: &[&str]| {
+        let args = [
+            &["bo", "--problem", "branin", "--budget", "8", "--init", "4"][..],
+            extra,
+        ]
+        .concat();
+        error(&args)
+    };
+    let e = bad(&["--model", "rcgp", "--expert-mean", "simulated"]);
+    assert!(e.contains("give --outliers"), "{e}");
+    let e = bad(&["--expert-mean", "constant:1"]);
+    assert!(
+        e.contains("robust models rcgp, rcsvgp, rcagp (got 'gp')"),
+        "{e}"
+    );
 }

@@ -290,3 +290,79 @@ fn batches_of_logei_qlogei_ei_and_ts_are_points_of_the_box() {
         assert_eq!(csv.lines().count(), 4, "{a}: header and three rows\n{csv}");
     }
 }
+
+/// `--expert-mean corrections:COLUMN`: the expert's corrected values on the rows they flag
+/// (empty elsewhere) change an RCGP suggestion; an empty column is no expert, bit for bit; a
+/// constant mean is accepted; the column needs --data and a robust model.
+#[test]
+fn expert_corrections_come_from_a_column_of_the_data() {
+    let dir = scratch("expert");
+    let f = |x: f64| (6.0 * x).sin();
+    let table = |fix: &dyn Fn(usize) -> String| {
+        let mut s = String::from("x,y,fix\n");
+        for i in 0..12 {
+            let x = (i as f64 + 0.5) / 12.0;
+            let y = f(x) + if i == 4 || i == 9 { 5.0 } else { 0.0 };
+            s.push_str(&format!("{x},{y},{}\n", fix(i)));
+        }
+        s
+    };
+    let flagged = write(
+        &dir,
+        "flagged.csv",
+        &table(&|i| match i {
+            4 | 9 => format!("{}", f((i as f64 + 0.5) / 12.0)),
+            _ => String::new(),
+        }),
+    );
+    let unflagged = write(&dir, "unflagged.csv", &table(&|_| String::new()));
+    let args = |data: &str, expert: &str| {
+        trustgp(&[
+            "suggest",
+            "--bounds",
+            "x=0:1",
+            "--data",
+            data,
+            "--target",
+            "y",
+            "--model",
+            "rcgp",
+            "--expert-mean",
+            expert,
+        ])
+    };
+    let off = json(&args(&unflagged, "off"));
+    assert_eq!(
+        json(&args(&unflagged, "corrections:fix"))["points"],
+        off["points"]
+    );
+    let corrected = json(&args(&flagged, "corrections:fix"));
+    assert_ne!(corrected["points"], off["points"]);
+    assert!((0.0..=1.0).contains(&point_x(&corrected)));
+    assert!(point_x(&json(&args(&flagged, "constant:0.5"))).is_finite());
+    let e = error(&[
+        "suggest",
+        "--bounds",
+        "x=0:1",
+        "--model",
+        "rcgp",
+        "--expert-mean",
+        "corrections:fix",
+    ]);
+    assert!(e.contains("from a column of --data"), "{e}");
+    let e = error(&[
+        "suggest",
+        "--bounds",
+        "x=0:1",
+        "--data",
+        &flagged,
+        "--target",
+        "y",
+        "--expert-mean",
+        "corrections:fix",
+    ]);
+    assert!(
+        e.contains("robust models rcgp, rcsvgp, rcagp (got 'gp')"),
+        "{e}"
+    );
+}

@@ -4,7 +4,9 @@
 //! With `--outliers`, the surrogate sees corrupted values (`rcagp.md` §3.5, steps 2 and 10):
 //! each evaluation, standardised with the initial design's mean and standard deviation (fixed
 //! for the run), becomes an outlier with the given probability, shifted by `U(1σ̄, 2σ̄)`; the
-//! trust region and the reported best follow the clean values.
+//! trust region and the reported best follow the clean values. With `--expert-mean simulated`
+//! the paper's simulated expert corrects every injected outlier seen so far each
+//! [`EXPERT_EVERY`] evaluations after the initial design (`rcagp.md` §2.12, §3.5 step 11).
 
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
@@ -15,7 +17,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{json, Value};
 use trustgp::data::read_inputs;
 use trustgp::report::svg::{line_plot, Series};
-use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method, RobustCentre, CENTRED_MODELS};
+use trustgp::sequential::bayes_opt::{
+    simulated_correction, BayesOpt, BoSettings, ExpertPrior, Method, RobustCentre, CENTRED_MODELS,
+    EXPERT_EVERY,
+};
 use trustgp::sequential::problems::outliers::ObservationOutliers;
 use trustgp::sequential::problems::Problem;
 use trustgp::sequential::suggest::{Bound, SuggestAcquisition};
@@ -114,6 +119,22 @@ fn settings(a: &BoArgs, problem: Problem, init: usize) -> Result<BoSettings, Cli
     s.acquisition = SuggestAcquisition::parse(&a.acquisition)?;
     s.method = Method::parse(&a.method)?;
     s.robust_centre = robust_centre(a.robust_centre.as_deref(), &a.model)?;
+    s.expert_mean = match a.expert_mean.as_str() {
+        "simulated" if a.outliers.is_none() => {
+            return Err(
+                "--expert-mean simulated corrects injected outliers: give --outliers".into(),
+            )
+        }
+        "simulated" => ExpertPrior::Corrections,
+        "corrections" => {
+            return Err(
+                "trustgp bo's expert is simulated: use --expert-mean simulated (corrections \
+                 come from suggest's --expert-mean corrections:COLUMN)"
+                    .into(),
+            )
+        }
+        other => ExpertPrior::parse(other)?,
+    };
     s.n_init = init;
     s.seed = a.seed;
     s.check()?;
@@ -178,6 +199,10 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
     let (mut best, mut best_x) = (f64::NEG_INFINITY, Vec::new());
     let mut trace = Vec::with_capacity(a.budget);
     let mut n_outliers = 0;
+    // The simulated expert's queue: injected outliers not corrected yet, with their clean value.
+    let simulated = a.expert_mean == "simulated";
+    let mut uncorrected: Vec<(usize, f64)> = Vec::new();
+    let mut n_corrections = 0;
     while trace.len() < a.budget {
         let done = trace.len();
         let q = if done < init {
@@ -217,6 +242,22 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
             }
         };
         run.tell_corrupted(&points, &observed, &clean)?;
+        if simulated {
+            uncorrected.extend(
+                (0..q)
+                    .filter(|&k| is_outlier[k])
+                    .map(|k| (done + k, clean[k])),
+            );
+            // Asked every EXPERT_EVERY evaluations after the design: when this batch crosses a
+            // multiple, every outlier seen so far is corrected.
+            let after = |n: usize| n.saturating_sub(init) / EXPERT_EVERY;
+            if let (Some(sc), true) = (&scale, after(done + q) > after(done)) {
+                for (i, y) in uncorrected.drain(..) {
+                    run.correct(i, simulated_correction(y, sc.std, u64::from(a.seed), i))?;
+                    n_corrections += 1;
+                }
+            }
+        }
         for k in 0..q {
             if clean[k] > best {
                 best = clean[k];
@@ -272,6 +313,7 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
         "regret": optimum.map(|o| o - best),
         "evaluations": trace.len(),
         "outliers": n_outliers,
+        "corrections": n_corrections,
         "seconds": start.elapsed().as_secs_f64(),
         "settings": {
             "budget": a.budget,
@@ -282,6 +324,7 @@ pub fn run(a: &BoArgs) -> Result<(), CliError> {
             "model": s.model,
             "method": s.method.name(),
             "robust_centre": s.robust_centre.name(),
+            "expert_mean": a.expert_mean,
             "outliers": outliers.map(|o| Value::from(o.to_string())),
             "seed": a.seed,
         },

@@ -11,9 +11,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
-use trustgp::data::{read_csv, Dataset};
+use trustgp::data::{read_csv, DataError, Dataset};
 use trustgp::estimators::{finite, format_number};
-use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, Method, Proposal};
+use trustgp::sequential::bayes_opt::{BayesOpt, BoSettings, ExpertPrior, Method, Proposal};
 
 use super::bo::robust_centre;
 use trustgp::sequential::suggest::{parse_bounds, SuggestAcquisition};
@@ -67,10 +67,55 @@ fn settings(a: &SuggestArgs) -> Result<BoSettings, CliError> {
     }
     s.model.clone_from(&a.model);
     s.robust_centre = robust_centre(a.robust_centre.as_deref(), &a.model)?;
+    s.expert_mean = match expert_column(a)? {
+        Some(_) => ExpertPrior::Corrections,
+        None => ExpertPrior::parse(&a.expert_mean)?,
+    };
     s.n_init = a.init;
     s.seed = a.seed;
     s.check()?;
     Ok(s)
+}
+
+/// The column of `--expert-mean corrections:COLUMN`, if given (it needs `--data`).
+fn expert_column(a: &SuggestArgs) -> Result<Option<&str>, CliError> {
+    match a.expert_mean.split_once(':') {
+        Some(("corrections", column)) if a.data.is_some() && !column.is_empty() => Ok(Some(column)),
+        Some(("corrections", _)) => Err(
+            "--expert-mean corrections:COLUMN reads the corrections from a column of --data".into(),
+        ),
+        _ if a.expert_mean == "corrections" => Err(
+            "--expert-mean corrections needs the column of --data that holds them: \
+             corrections:COLUMN"
+                .into(),
+        ),
+        _ => Ok(None),
+    }
+}
+
+/// Tells `run` the expert's corrections: the rows of `path` with a value in `column` (the
+/// corrections replace any the state kept).
+fn tell_corrections(
+    run: &mut BayesOpt,
+    path: &Path,
+    column: &str,
+    inputs: &[String],
+) -> Result<(), CliError> {
+    run.clear_corrections();
+    if run.y().is_empty() {
+        return Ok(());
+    }
+    let data = match read_csv(path, &[column.to_string()], Some(inputs)) {
+        Ok(data) => data,
+        // An empty column: no outlier flagged (yet).
+        Err(DataError::NoObservedTarget { .. }) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    for i in (0..data.n()).filter(|&i| !data.y[(i, 0)].is_nan()) {
+        run.correct(i, data.y[(i, 0)])
+            .map_err(|e| format!("{}, column '{column}', row {}: {e}", path.display(), i + 1))?;
+    }
+    Ok(())
 }
 
 /// The run stored at `path`, whose settings must be `wanted`.
@@ -86,6 +131,7 @@ fn resume(path: &Path, wanted: &BoSettings) -> Result<BayesOpt, CliError> {
         ("--acquisition", s.acquisition != wanted.acquisition),
         ("--method", s.method != wanted.method),
         ("--robust-centre", s.robust_centre != wanted.robust_centre),
+        ("--expert-mean", s.expert_mean != wanted.expert_mean),
         ("--init", s.n_init != wanted.n_init),
         ("--seed", s.seed != wanted.seed),
     ]
@@ -211,6 +257,9 @@ pub fn run(a: &SuggestArgs) -> Result<(), CliError> {
         _ => (Vec::new(), Vec::new()),
     };
     tell_new_rows(&mut run, &x, &y, a.data.as_deref())?;
+    if let (Some(column), Some(path)) = (expert_column(a)?, &a.data) {
+        tell_corrections(&mut run, path, column, &names)?;
+    }
     let proposal = run.ask(a.batch)?;
     let mut out = report(&run, &proposal)?;
     if let Some(path) = &a.out {

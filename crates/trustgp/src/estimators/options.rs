@@ -296,6 +296,7 @@ impl ModelOptions {
             },
             approx: self.approx_options(model)?,
             robust_centres: None,
+            prior_mean: None,
             vbks,
         })
     }
@@ -476,6 +477,7 @@ impl ModelOptions {
             free_noise: self.free_noise,
             inducing_inputs: None,
             centres: None,
+            fixed_mean: false,
         })
     }
 }
@@ -552,6 +554,40 @@ impl RegressorConfig {
                     ),
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// A fixed prior mean ([`RegressorConfig::prior_mean`]) is a finite number, for rcgp,
+    /// rcsvgp or rcagp on one target.
+    ///
+    /// # Errors
+    /// The first of these that does not hold.
+    pub fn check_prior_mean(&self, data: &Dataset) -> Result<(), OptionsError> {
+        let Some(m) = self.prior_mean else {
+            return Ok(());
+        };
+        if !matches!(
+            self.model,
+            ModelKind::Rcgp | ModelKind::Rcsvgp | ModelKind::Rcagp
+        ) {
+            return err(
+                "prior mean",
+                format!(
+                    "a fixed prior mean (the expert-guided mean) applies to rcgp, rcsvgp and \
+                     rcagp, not {}",
+                    self.model.name()
+                ),
+            );
+        }
+        if !m.is_finite() || data.n_targets() != 1 {
+            return err(
+                "prior mean",
+                format!(
+                    "expected a finite constant for one target, got {m} for {} targets",
+                    data.n_targets()
+                ),
+            );
         }
         Ok(())
     }

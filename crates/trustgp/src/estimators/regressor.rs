@@ -65,6 +65,12 @@ pub struct RegressorConfig {
     /// `None` = the prior mean. Bayesian optimisation sets them
     /// (`sequential::bayes_opt::RobustCentre`).
     pub robust_centres: Option<Vec<f64>>,
+    /// A fixed constant prior mean of rcgp, rcsvgp and rcagp (single target) in the model's
+    /// units (standardised when the regressor standardises), held fixed instead of starting
+    /// at (and, for a learned mean, moving from) the targets' mean; the IMQ weights are centred
+    /// on it. `None` = the model's own mean. Bayesian optimisation's expert-guided mean
+    /// (`rcagp.md` §2.12, `sequential::bayes_opt::ExpertPrior`) sets it.
+    pub prior_mean: Option<f64>,
     /// Settings of kernel selection (vbks); its inducing points and minibatch size are
     /// `approx.inducing` and `approx.batch_size`, its seed `fit.seed`.
     pub vbks: VbksOptions,
@@ -133,6 +139,7 @@ impl Default for RegressorConfig {
             fit: FitOptions::default(),
             approx: ApproxOptions::default(),
             robust_centres: None,
+            prior_mean: None,
             vbks: VbksOptions::default(),
         }
     }
@@ -395,6 +402,7 @@ impl Regressor {
     ) -> Result<Regressor, ModelError> {
         let start = Instant::now();
         cfg.check_robust_centres(data)
+            .and_then(|()| cfg.check_prior_mean(data))
             .map_err(|e| ModelError::Invalid(e.to_string()))?;
         let (standardizer, mut warnings) = if cfg.standardize {
             let (st, constant) = Standardizer::fit(data.x.as_ref(), data.y.as_ref())?;
@@ -637,6 +645,9 @@ fn fit_per_target(
         if let Mean::Constant { c } = &mut mean {
             *c = y.iter().sum::<f64>() / y.len() as f64;
         }
+        if let Some(c) = cfg.prior_mean {
+            mean = Mean::Constant { c };
+        }
         let gp = match cfg.model {
             ModelKind::Vbks => {
                 let selected =
@@ -657,6 +668,7 @@ fn fit_per_target(
                 k.initialize(x.as_ref())?;
                 let approx = kind.approximate().expect("checked by the guard");
                 let mut opts = cfg.approx.clone();
+                opts.fixed_mean |= cfg.prior_mean.is_some();
                 if let Some(c) = &cfg.robust_centres {
                     opts.centres = Some(rows.iter().map(|&i| c[i]).collect());
                 }

@@ -68,6 +68,10 @@ pub struct ApproxOptions {
     /// instead of the prior mean (also those of the exact RCGP of [`robust_start`]). Bayesian
     /// optimisation sets them (`sequential::bayes_opt::RobustCentre`).
     pub centres: Option<Vec<f64>>,
+    /// Hold the given constant prior mean fixed (rcsvgp, rcagp: the expert-guided mean of
+    /// Bayesian optimisation): never trained, and cagp and rcagp start from it instead of the
+    /// targets' mean, so their IMQ weights are centred on it.
+    pub fixed_mean: bool,
 }
 
 impl ApproxOptions {
@@ -193,7 +197,7 @@ impl ApproxModel {
                     epsilon,
                     beta,
                     learn_noise: learn,
-                    learn_mean: learn,
+                    learn_mean: learn && !opts.fixed_mean,
                     seed,
                     ..SparseConfig::default()
                 };
@@ -260,7 +264,11 @@ impl ApproxModel {
                     centres: opts.centres.clone(),
                     beta,
                     learn_noise: learn,
-                    learn_mean: learn,
+                    learn_mean: learn && !opts.fixed_mean,
+                    mean: match (&mean, opts.fixed_mean) {
+                        (Mean::Constant { c }, true) => Some(*c),
+                        _ => None,
+                    },
                     seed,
                     action_kind: opts.action_kind,
                     ..CaConfig::default()

@@ -146,10 +146,10 @@ impl Layout {
 impl CaGp {
     /// Fits CaGP or RCaGP (`config.robust`) to inputs `x` (n×d) and targets `y` by maximising
     /// the ELBO over the kernel's log-hyperparameters, `log σ²`, the constant mean (initialised
-    /// to `mean(y)`, trained if `config.learn_mean`) and the actions (seeded N(0, 1/k)). The
+    /// to `config.mean`, default `mean(y)`, trained if `config.learn_mean`) and the actions (seeded N(0, 1/k)). The
     /// kernel's current hyperparameters and `noise` are the starting point. The soft threshold
     /// is the `(1 − ε)` order statistic of `|y − γ|` (`γ` the given centres of
-    /// `config.centres`, else `mean(y)`) and stays fixed. `observe` sees every
+    /// `config.centres`, else the initial mean) and stays fixed. `observe` sees every
     /// ELBO evaluation. The returned model's caches are computed at the final parameters.
     ///
     /// # Errors
@@ -184,7 +184,15 @@ impl CaGp {
         if let Some(centre) = &config.centres {
             check_centres(config.robust, centre, n)?;
         }
-        let m0 = y.iter().sum::<f64>() / n as f64;
+        let m0 = match config.mean {
+            Some(m) if m.is_finite() => m,
+            Some(m) => {
+                return Err(ModelError::Invalid(format!(
+                    "the prior mean must be finite, got {m}"
+                )))
+            }
+            None => y.iter().sum::<f64>() / n as f64,
+        };
         // c is an order statistic (as for RCGP in this library), not the spec's interpolated
         // quantile: interpolation lets c grow with an outlier that sits next to the quantile.
         let resid: Vec<f64> = match &config.centres {

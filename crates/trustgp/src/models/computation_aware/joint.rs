@@ -18,19 +18,73 @@
 //! and the ELBO's backward pass ([`gradient_seeded`]) carries them on through `a = G⁻¹Sᵀr`,
 //! `G = SᵀK̃S` and, for inducing-point actions, `S = k(X, Z)`. The query inputs' gradient is
 //! that of `k_x` and `k(x, x)`.
+//!
+//! A function of the **joint** predictive of a batch (EULBO with `q > 1`) has a covariance
+//! adjoint `Σ̄` (q×q, symmetrised) in place of `diag(v̄)`: with `Σ_tu = k(x_t, x_u) −
+//! s_tᵀG⁻¹s_u`, `s̄_t = μ̄_t a − 2 Σ_u Σ̄_tu G⁻¹s_u`, `Ḡ += G⁻¹ S_x Σ̄ S_xᵀ G⁻¹` and
+//! `k̄(x_t, x_u) = Σ̄_tu`; the marginal form is the case of a diagonal `Σ̄`, and
+//! [`CaGp::joint_evaluation`] is computed through [`CaGp::joint_evaluation_batch`].
 
 use faer::{Mat, MatRef};
 
 use super::elbo::{forward, gradient_seeded, State};
 use super::fit::Layout;
 use super::CaGp;
-use crate::kernels::Covariance;
 use crate::models::ModelError;
-use crate::posterior::Marginals;
+use crate::posterior::{JointGaussian, Marginals};
 
 /// `(μ̄, v̄)` from the predictive at the query points: the derivatives of a function of that
 /// predictive in each query point's mean and variance.
 pub type Adjoints<'a> = &'a mut dyn FnMut(&Marginals) -> (Vec<f64>, Vec<f64>);
+
+/// `(μ̄, Σ̄)` from the joint predictive at the query points: the derivatives of a function of
+/// it in each mean and in each entry of the covariance (q×q; only its symmetric part counts).
+pub type JointAdjoints<'a> = &'a mut dyn FnMut(&JointGaussian) -> (Vec<f64>, Mat<f64>);
+
+/// [`JointAdjoints`] from marginal [`Adjoints`]: the function sees the diagonal of the joint
+/// predictive, and its covariance adjoint is `diag(v̄)`.
+pub(crate) fn marginal_adjoints<'a>(
+    adjoints: Adjoints<'a>,
+) -> impl FnMut(&JointGaussian) -> (Vec<f64>, Mat<f64>) + 'a {
+    move |joint: &JointGaussian| {
+        let q = joint.mean.len();
+        let marginals = Marginals {
+            mean: joint.mean.clone(),
+            var: (0..q).map(|t| joint.cov[(t, t)]).collect(),
+        };
+        let (mean_bar, var_bar) = adjoints(&marginals);
+        let cov_bar = Mat::from_fn(var_bar.len(), var_bar.len(), |r, c| {
+            if r == c {
+                var_bar[r]
+            } else {
+                0.0
+            }
+        });
+        (mean_bar, cov_bar)
+    }
+}
+
+/// Checks the adjoints' shapes against `q` query points and returns `(μ̄, Σ̄)` with `Σ̄`
+/// symmetrised.
+///
+/// # Errors
+/// [`ModelError::Invalid`] for adjoints of the wrong shape.
+pub(crate) fn checked_adjoints(
+    q: usize,
+    (mean_bar, cov_bar): (Vec<f64>, Mat<f64>),
+) -> Result<(Vec<f64>, Mat<f64>), ModelError> {
+    if mean_bar.len() != q || cov_bar.nrows() != q || cov_bar.ncols() != q {
+        return Err(ModelError::Invalid(format!(
+            "the utility's adjoints need one mean entry per query point ({q}) and a {q}×{q} \
+             covariance adjoint, got {} and {}×{}",
+            mean_bar.len(),
+            cov_bar.nrows(),
+            cov_bar.ncols()
+        )));
+    }
+    let sym = Mat::from_fn(q, q, |r, c| 0.5 * (cov_bar[(r, c)] + cov_bar[(c, r)]));
+    Ok((mean_bar, sym))
+}
 
 /// Adjoints that a function of the predictive at query points adds to the ELBO's backward
 /// pass.
@@ -137,6 +191,23 @@ impl CaGp {
         xq: MatRef<'_, f64>,
         adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
+        let mut joint = marginal_adjoints(adjoints);
+        self.joint_evaluation_batch(v, learn_mean, elbo_weight, xq, &mut joint)
+    }
+
+    /// [`CaGp::joint_evaluation`] for a function `U` of the **joint** predictive at the rows
+    /// of `xq` (a batch): `adjoints` maps it to `(μ̄, Σ̄)`.
+    ///
+    /// # Errors
+    /// As for [`CaGp::joint_evaluation`]; adjoints of the wrong shape.
+    pub fn joint_evaluation_batch(
+        &self,
+        v: &[f64],
+        learn_mean: bool,
+        elbo_weight: f64,
+        xq: MatRef<'_, f64>,
+        adjoints: JointAdjoints<'_>,
+    ) -> Result<JointEvaluation, ModelError> {
         super::fit::check_positive("the ELBO weight", elbo_weight)?;
         let d = self.x.ncols();
         if xq.ncols() != d {
@@ -160,43 +231,30 @@ impl CaGp {
         let mut g_sx = sx.clone();
         fw.chol.solve_in_place(g_sx.as_mut());
         let (i, q) = (sx.nrows(), xq.nrows());
-        let prior = state.kernel.diag(xq);
-        let predictive = Marginals {
+        let joint = JointGaussian {
             mean: (0..q)
                 .map(|t| state.mean + (0..i).map(|c| sx[(c, t)] * fw.a[c]).sum::<f64>())
                 .collect(),
-            var: (0..q)
-                .map(|t| prior[t] - (0..i).map(|c| l_sx[(c, t)].powi(2)).sum::<f64>())
-                .collect(),
+            cov: state.kernel.cross(xq, xq) - l_sx.transpose() * &l_sx,
         };
-        let (mean_bar, var_bar) = adjoints(&predictive);
-        if mean_bar.len() != q || var_bar.len() != q {
-            return Err(ModelError::Invalid(format!(
-                "the utility's adjoints need one entry per query point ({q}), got {} and {}",
-                mean_bar.len(),
-                var_bar.len()
-            )));
-        }
+        let (mean_bar, cov_bar) = checked_adjoints(q, adjoints(&joint))?;
         // The ELBO's backward pass is unweighted: seed it with the adjoints over the weight
         // and scale the result.
-        let (mb, vb): (Vec<f64>, Vec<f64>) = (
-            mean_bar.iter().map(|m| m / elbo_weight).collect(),
-            var_bar.iter().map(|v| v / elbo_weight).collect(),
-        );
-        let sx_bar = Mat::<f64>::from_fn(i, q, |c, t| mb[t] * fw.a[c] - 2.0 * vb[t] * g_sx[(c, t)]);
+        let mb: Vec<f64> = mean_bar.iter().map(|m| m / elbo_weight).collect();
+        let cb = &cov_bar * (1.0 / elbo_weight);
+        let g_sx_cb = &g_sx * &cb;
+        let sx_bar = Mat::<f64>::from_fn(i, q, |c, t| mb[t] * fw.a[c] - 2.0 * g_sx_cb[(c, t)]);
         let kq_bar = &fw.s * &sx_bar;
         let mut kernel = vec![0.0; state.kernel.n_params()];
         state
             .kernel
             .grad_contract_cross(x, xq, kq_bar.as_ref(), &mut kernel);
-        state.kernel.grad_contract_diag(xq, &vb, &mut kernel);
+        state.kernel.grad_contract(xq, cb.as_ref(), &mut kernel);
         let seed = Seed {
             a_bar: (0..i)
                 .map(|c| (0..q).map(|t| mb[t] * sx[(c, t)]).sum())
                 .collect(),
-            g_bar: Mat::from_fn(i, i, |r, c| {
-                (0..q).map(|t| vb[t] * g_sx[(r, t)] * g_sx[(c, t)]).sum()
-            }),
+            g_bar: &g_sx_cb * g_sx.transpose(),
             s_bar: &kq * sx_bar.transpose(),
             kernel,
             mean: mb.iter().sum(),
@@ -208,18 +266,17 @@ impl CaGp {
             .into_iter()
             .map(|p| p * elbo_weight)
             .collect();
-        // The query rows' gradient of U itself (unweighted adjoints).
+        // The query rows' gradient of U itself (unweighted adjoints): through k(X, x_t) and
+        // k(x_t, x_u) (both arguments move, hence the 2; it includes d k(x, x)/dx).
         let k_bar_inputs = Mat::<f64>::from_fn(q, x.nrows(), |t, j| kq_bar[(j, t)] * elbo_weight);
-        let mut inputs = state.kernel.grad_inputs_cross(xq, x, k_bar_inputs.as_ref());
-        let diag = state.kernel.grad_inputs_diag(xq);
-        for t in 0..q {
-            for c in 0..d {
-                inputs[(t, c)] += var_bar[t] * diag[(t, c)];
-            }
-        }
+        let inputs = state.kernel.grad_inputs_cross(xq, x, k_bar_inputs.as_ref())
+            + 2.0 * state.kernel.grad_inputs_cross(xq, xq, cov_bar.as_ref());
         Ok(JointEvaluation {
             elbo: fw.elbo,
-            predictive,
+            predictive: Marginals {
+                var: (0..q).map(|t| joint.cov[(t, t)]).collect(),
+                mean: joint.mean,
+            },
             parameters,
             inputs,
         })

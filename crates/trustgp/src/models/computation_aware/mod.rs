@@ -48,7 +48,8 @@ use faer::{Mat, MatRef};
 use self::action_set::ActionSet;
 pub use self::action_set::Actions;
 use self::elbo::{forward, mat_vec, State};
-pub use self::joint::{Adjoints, JointEvaluation};
+pub(crate) use self::joint::{checked_adjoints, marginal_adjoints};
+pub use self::joint::{Adjoints, JointAdjoints, JointEvaluation};
 use self::likelihood::{PseudoLikelihood, Weighting};
 use super::checks::check_training_data;
 use super::inducing::InducingInit;
@@ -93,8 +94,11 @@ pub struct CaConfig {
     pub centres: Option<Vec<f64>>,
     /// IMQ learning rate `β > 0`.
     pub beta: f64,
-    /// Whether the constant prior mean is trained (else it stays at `mean(y)`).
+    /// Whether the constant prior mean is trained (else it stays at its start).
     pub learn_mean: bool,
+    /// The constant prior mean's start (the IMQ weights' centre unless `centres` are given);
+    /// `None` = `mean(y)`.
+    pub mean: Option<f64>,
     /// Whether the noise variance is trained (else it stays at its initial value).
     pub learn_noise: bool,
     /// The optimiser of the ELBO.
@@ -120,6 +124,7 @@ impl Default for CaConfig {
             centres: None,
             beta: 1.0,
             learn_mean: true,
+            mean: None,
             learn_noise: true,
             optimizer: Optimizer::lbfgs(200),
             seed: 0,

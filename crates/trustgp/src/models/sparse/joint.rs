@@ -29,11 +29,13 @@ use super::collapsed::{CollapsedGrad, Factors, Wanted};
 use super::fit::Layout;
 use super::likelihood::Pseudo;
 use super::{Problem, SparseGp};
-use crate::kernels::{Covariance, Kernel};
+use crate::kernels::Kernel;
 use crate::means::PriorMean;
-use crate::models::computation_aware::{Adjoints, JointEvaluation};
+use crate::models::computation_aware::{
+    checked_adjoints, marginal_adjoints, Adjoints, JointAdjoints, JointEvaluation,
+};
 use crate::models::ModelError;
-use crate::posterior::Marginals;
+use crate::posterior::{JointGaussian, Marginals};
 
 /// Computes a [`Seed`] from the bound's factors and pseudo-likelihood.
 pub(super) type SeedFn<'a> = &'a mut dyn FnMut(&Factors, &Pseudo) -> Result<Seed, ModelError>;
@@ -78,8 +80,9 @@ struct QueryParts {
     inputs: Mat<f64>,
 }
 
-/// The seed of `Σ_t (μ̄_t μ(x_t) + v̄_t v(x_t))` over `weight`, with the adjoints from
-/// `adjoints`; writes the predictive and the (unweighted) query gradient to `out`.
+/// The seed of `Σ_t μ̄_t μ(x_t) + Σ_tu Σ̄_tu Σ(x_t, x_u)` over `weight`, with the adjoints
+/// from `adjoints` (the joint form of the module notes: `v̄_t e_t`-type sums become `e Σ̄`,
+/// `β Σ̄`); writes the predictive and the (unweighted) query gradient to `out`.
 #[allow(clippy::too_many_arguments)]
 fn seed(
     gp: &SparseGp,
@@ -90,7 +93,7 @@ fn seed(
     weight: f64,
     factors: &Factors,
     pseudo: &Pseudo,
-    adjoints: Adjoints<'_>,
+    adjoints: JointAdjoints<'_>,
     out: &mut Option<QueryParts>,
 ) -> Result<Seed, ModelError> {
     let (m, q, x) = (z.nrows(), xq.nrows(), gp.x.as_ref());
@@ -104,46 +107,26 @@ fn seed(
     factors.l_b.solve_in_place(e.as_mut());
     solve_upper_triangular_in_place(lower_t, e.as_mut(), Par::Seq);
     let prior = mean.eval(xq);
-    let kxx = kernel.diag(xq);
-    let predictive = Marginals {
+    let joint = JointGaussian {
         mean: (0..q)
             .map(|t| prior[t] + (0..m).map(|i| kux[(i, t)] * factors.alpha[i]).sum::<f64>())
             .collect(),
-        var: (0..q)
-            .map(|t| {
-                kxx[t] - (0..m).map(|i| c[(i, t)] * c[(i, t)]).sum::<f64>()
-                    + (0..m).map(|i| kux[(i, t)] * e[(i, t)]).sum::<f64>()
-            })
-            .collect(),
+        cov: kernel.cross(xq, xq) - c.transpose() * &c + kux.transpose() * &e,
     };
-    let (mean_bar, var_bar) = adjoints(&predictive);
-    if mean_bar.len() != q || var_bar.len() != q {
-        return Err(ModelError::Invalid(format!(
-            "the utility's adjoints need one entry per query point ({q}), got {} and {}",
-            mean_bar.len(),
-            var_bar.len()
-        )));
-    }
+    let (mean_bar, cov_bar) = checked_adjoints(q, adjoints(&joint))?;
     let mb: Vec<f64> = mean_bar.iter().map(|v| v / weight).collect();
-    let vb: Vec<f64> = var_bar.iter().map(|v| v / weight).collect();
+    let cb = &cov_bar * (1.0 / weight);
     let alpha = &factors.alpha;
+    let (beta_cb, e_cb) = (&beta * &cb, &e * &cb);
     let k_bar = Mat::<f64>::from_fn(m, q, |i, t| {
-        mb[t] * alpha[i] - 2.0 * vb[t] * beta[(i, t)] + 2.0 * vb[t] * e[(i, t)]
+        mb[t] * alpha[i] - 2.0 * beta_cb[(i, t)] + 2.0 * e_cb[(i, t)]
     });
-    let lam_bar = Mat::<f64>::from_fn(m, m, |i, k| {
-        -(0..q)
-            .map(|t| mb[t] * e[(i, t)] * alpha[k] + vb[t] * e[(i, t)] * e[(k, t)])
-            .sum::<f64>()
-    });
-    let r_bar: Vec<f64> = (0..m)
+    let e_mb: Vec<f64> = (0..m)
         .map(|i| (0..q).map(|t| mb[t] * e[(i, t)]).sum())
         .collect();
-    let kuu_bar = Mat::<f64>::from_fn(m, m, |i, k| {
-        lam_bar[(i, k)]
-            + (0..q)
-                .map(|t| vb[t] * beta[(i, t)] * beta[(k, t)])
-                .sum::<f64>()
-    });
+    let lam_bar = Mat::<f64>::from_fn(m, m, |i, k| -e_mb[i] * alpha[k]) - &e_cb * e.transpose();
+    let r_bar = e_mb;
+    let kuu_bar = &lam_bar + &beta_cb * beta.transpose();
     let kuf = kernel.cross(z, x);
     let (p, tt) = (&pseudo.p, &pseudo.t);
     let lam_sym2 = &lam_bar + lam_bar.transpose();
@@ -166,19 +149,25 @@ fn seed(
     kernel.grad_contract(z, kuu_sym.as_ref(), &mut g_kernel);
     kernel.grad_contract_cross(z, x, kuf_bar.as_ref(), &mut g_kernel);
     kernel.grad_contract_cross(z, xq, k_bar.as_ref(), &mut g_kernel);
-    kernel.grad_contract_diag(xq, &vb, &mut g_kernel);
+    kernel.grad_contract(xq, cb.as_ref(), &mut g_kernel);
     let g_z = kernel.grad_inputs_cross(z, x, kuf_bar.as_ref())
         + kernel.grad_inputs_cross(z, xq, k_bar.as_ref())
         + 2.0 * kernel.grad_inputs_cross(z, z, kuu_sym.as_ref());
-    // The query rows' gradient of the unweighted function.
+    // The query rows' gradient of the unweighted function: through k(Z, x_t), k(x_t, x_u)
+    // (both arguments move, hence the 2; it includes d k(x, x)/dx) and m(x_t).
     let k_bar_t = Mat::<f64>::from_fn(q, m, |t, i| k_bar[(i, t)] * weight);
-    let mut inputs = kernel.grad_inputs_cross(xq, z, k_bar_t.as_ref());
-    let (diag, mean_x) = (kernel.grad_inputs_diag(xq), mean.grad_inputs(xq));
+    let mut inputs = kernel.grad_inputs_cross(xq, z, k_bar_t.as_ref())
+        + 2.0 * kernel.grad_inputs_cross(xq, xq, cov_bar.as_ref());
+    let mean_x = mean.grad_inputs(xq);
     for t in 0..q {
         for col in 0..xq.ncols() {
-            inputs[(t, col)] += var_bar[t] * diag[(t, col)] + mean_bar[t] * mean_x[(t, col)];
+            inputs[(t, col)] += mean_bar[t] * mean_x[(t, col)];
         }
     }
+    let predictive = Marginals {
+        var: (0..q).map(|t| joint.cov[(t, t)]).collect(),
+        mean: joint.mean,
+    };
     *out = Some(QueryParts { predictive, inputs });
     Ok(Seed {
         log_p,
@@ -284,6 +273,23 @@ impl SparseGp {
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
         adjoints: Adjoints<'_>,
+    ) -> Result<JointEvaluation, ModelError> {
+        let mut joint = marginal_adjoints(adjoints);
+        self.joint_evaluation_batch(v, learn_inducing, elbo_weight, xq, &mut joint)
+    }
+
+    /// [`SparseGp::joint_evaluation`] for a function `U` of the **joint** predictive at the
+    /// rows of `xq` (a batch): `adjoints` maps it to `(μ̄, Σ̄)`.
+    ///
+    /// # Errors
+    /// As for [`SparseGp::joint_evaluation`]; adjoints of the wrong shape.
+    pub fn joint_evaluation_batch(
+        &self,
+        v: &[f64],
+        learn_inducing: bool,
+        elbo_weight: f64,
+        xq: MatRef<'_, f64>,
+        adjoints: JointAdjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         super::fit::check_positive("the ELBO weight", elbo_weight)?;
         crate::models::checks::check_matrix("query point", xq, self.x.ncols())?;

@@ -27,6 +27,7 @@ mod improvement;
 mod incumbent;
 pub mod normal;
 mod qmc;
+mod softplus_batch;
 mod softplus_ei;
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,9 @@ pub use self::batch::{
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
 pub use self::incumbent::best_posterior_mean;
 pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
+pub use self::softplus_batch::{
+    BatchSoftplusEi, BatchUtility, EULBO_BATCH_JITTER, EULBO_MC_SAMPLES,
+};
 pub use self::softplus_ei::{log_softplus, log_softplus_derivative, softplus, SoftplusEi};
 pub use self::thompson::{
     default_candidate_count, thompson_candidates, thompson_sample, thompson_sample_with,

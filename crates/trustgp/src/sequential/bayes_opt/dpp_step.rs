@@ -46,7 +46,8 @@ pub struct DppSurrogate {
 
 /// Fits the model `name` (one of [`DPP_MODELS`]) to `data` with at most [`DPP_INDUCING`]
 /// inducing inputs chosen from the training inputs by the quality-weighted DPP (see the module
-/// documentation), the robust models' weights centred by `centre`.
+/// documentation), the robust models' weights centred by `centre` and their prior mean fixed at
+/// `prior_mean` when given.
 ///
 /// # Errors
 /// [`ModelError::Invalid`] for a model outside [`DPP_MODELS`] or a selection that picks no
@@ -56,11 +57,12 @@ pub fn dpp_surrogate(
     seed: u64,
     data: &Dataset,
     centre: RobustCentre,
+    prior_mean: Option<f64>,
 ) -> Result<DppSurrogate, ModelError> {
     if !DPP_MODELS.contains(&name) {
         return Err(unsupported("dpp", name));
     }
-    let first = fit_surrogate_with(name, seed, data, None, centre)?;
+    let first = fit_surrogate_with(name, seed, data, None, centre, prior_mean)?;
     let xs = first.standardizer.transform_x(data.x.as_ref());
     let quality = dpp_quality(latent_posterior(&first)?, xs.as_ref())?;
     let Fitted::PerTarget(outputs) = &first.fitted else {
@@ -89,7 +91,7 @@ pub fn dpp_surrogate(
     let z = Mat::from_fn(picked.indices.len(), xs.ncols(), |i, c| {
         xs[(picked.indices[i], c)]
     });
-    let model = fit_surrogate_with(name, seed, data, Some(z), centre)?;
+    let model = fit_surrogate_with(name, seed, data, Some(z), centre, prior_mean)?;
     Ok(DppSurrogate {
         model,
         rows: picked.indices,

@@ -108,7 +108,7 @@ fn the_surrogate_is_fitted_on_the_dpp_picks_and_proposes_with_propose() {
         let want = Mat::from_fn(picks.len(), 2, |i, c| xs[(picks[i], c)]);
         assert_eq!(z, want, "{model}: inducing inputs are not the DPP's picks");
         assert_eq!(
-            dpp_surrogate(model, 5, &data, RobustCentre::Prior)
+            dpp_surrogate(model, 5, &data, RobustCentre::Prior, None)
                 .unwrap()
                 .rows,
             picks,
@@ -155,7 +155,7 @@ fn dpp_batches_and_thompson_sampling_are_propose_on_the_dpp_surrogate() {
         let data = bo.surrogate_data();
         let seed = bo.settings.seed.wrapping_add(bo.model_asks);
         let p = bo.ask(2).unwrap();
-        let fitted = dpp_surrogate("cagp", 5, &data, RobustCentre::Prior)
+        let fitted = dpp_surrogate("cagp", 5, &data, RobustCentre::Prior, None)
             .unwrap()
             .model;
         let st = &fitted.standardizer;
@@ -213,7 +213,8 @@ fn dpp_needs_a_model_with_inducing_inputs() {
     let bo = told("svgp", Method::Dpp, SuggestAcquisition::LogEi);
     let data = bo.surrogate_data();
     assert!(
-        message(dpp_surrogate("gp", 0, &data, RobustCentre::Prior)).contains("needs model sgpr")
+        message(dpp_surrogate("gp", 0, &data, RobustCentre::Prior, None))
+            .contains("needs model sgpr")
     );
     let z = Mat::from_fn(3, 2, |i, c| (i + c) as f64 / 10.0);
     let e = message(fit_surrogate_with(
@@ -222,6 +223,7 @@ fn dpp_needs_a_model_with_inducing_inputs() {
         &data,
         Some(z.clone()),
         RobustCentre::Prior,
+        None,
     ));
     assert!(e.contains("'gp' has no inducing inputs"), "{e}");
     let e = message(fit_surrogate_with(
@@ -230,6 +232,7 @@ fn dpp_needs_a_model_with_inducing_inputs() {
         &data,
         Some(z),
         RobustCentre::Prior,
+        None,
     ));
     assert!(e.contains("not rrp"), "{e}");
 }

@@ -1,6 +1,7 @@
 //! The EULBO refinement of a proposal (`rcagp.md` §3.5 step 9): the fitted sparse or
-//! computation-aware surrogate and the acquisition's point are optimised jointly under the
-//! softplus expected utility, and the refined point is proposed.
+//! computation-aware surrogate and the acquisition's point (or batch, with the Monte Carlo
+//! batch utility of §2.11) are optimised jointly under the softplus expected utility, and the
+//! refined points are proposed.
 
 use faer::MatRef;
 
@@ -13,23 +14,29 @@ use crate::models::ModelError;
 /// The models EULBO can train jointly with the query point.
 pub const EULBO_MODELS: [&str; 4] = ["svgp", "rcsvgp", "cagp", "rcagp"];
 
-/// The point of `bounds` (the model's standardised input units) that EULBO reaches from `x0`
-/// with the fitted `model`, whose standardised training rows are `xs`/`ys`; the incumbent of
-/// the utility is the best standardised observation, as in the reference code. Returns the
-/// point and the EULBO objective there.
+/// The points of `bounds` (the model's standardised input units) that EULBO reaches from the
+/// batch `x0` (one or more points) with the fitted `model`, whose standardised training rows
+/// are `xs`/`ys`; the incumbent of the utility is the best standardised observation, as in the
+/// reference code, and `seed` seeds a batch's Monte Carlo base samples. Returns the points and
+/// the EULBO objective there.
 ///
 /// # Errors
-/// [`ModelError::Invalid`] for a surrogate EULBO cannot train (not one of [`EULBO_MODELS`]);
-/// the errors of [`optimize`].
+/// [`ModelError::Invalid`] for a surrogate EULBO cannot train (not one of [`EULBO_MODELS`]), or
+/// a batch for svgp (one point at a time); the errors of [`optimize`].
 pub fn eulbo_refine(
     model: &Regressor,
     xs: MatRef<'_, f64>,
     ys: &[f64],
-    x0: &[f64],
+    x0: &[Vec<f64>],
     bounds: &[(f64, f64)],
-) -> Result<(Vec<f64>, f64), ModelError> {
+    seed: u32,
+) -> Result<(Vec<Vec<f64>>, f64), ModelError> {
     let incumbent = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let options = EulboOptions::default();
+    let options = EulboOptions {
+        mc_seed: seed,
+        ..EulboOptions::default()
+    };
+    let x0: Vec<f64> = x0.concat();
     let unsupported = || {
         ModelError::Invalid(format!(
             "method eulbo trains the surrogate with the query point and needs model {} (got '{}')",
@@ -42,24 +49,25 @@ pub fn eulbo_refine(
     };
     let output = outputs.first().ok_or_else(unsupported)?;
     match &output.gp {
-        SingleOutput::Approx(ApproxModel::Ca(g), _) => run(g, x0, bounds, incumbent, &options),
-        SingleOutput::Approx(ApproxModel::Sparse(g), _) => run(g, x0, bounds, incumbent, &options),
+        SingleOutput::Approx(ApproxModel::Ca(g), _) => run(g, &x0, bounds, incumbent, &options),
+        SingleOutput::Approx(ApproxModel::Sparse(g), _) => run(g, &x0, bounds, incumbent, &options),
         SingleOutput::Approx(ApproxModel::Svgp(g, _), _) => {
             let on_data = SvgpOnData::new(g.clone(), xs.to_owned(), ys.to_vec())?;
-            run(&on_data, x0, bounds, incumbent, &options)
+            run(&on_data, &x0, bounds, incumbent, &options)
         }
         _ => Err(unsupported()),
     }
 }
 
-/// One EULBO run: its point and objective.
+/// One EULBO run: its points and objective.
 fn run<M: EulboModel>(
     model: &M,
     x0: &[f64],
     bounds: &[(f64, f64)],
     incumbent: f64,
     options: &EulboOptions,
-) -> Result<(Vec<f64>, f64), ModelError> {
+) -> Result<(Vec<Vec<f64>>, f64), ModelError> {
     let result = optimize(model, x0, bounds, incumbent, options)?;
-    Ok((result.x, result.objective))
+    let points = result.x.chunks(bounds.len()).map(<[f64]>::to_vec).collect();
+    Ok((points, result.objective))
 }

@@ -13,8 +13,11 @@
 //! * With [`Method::Turbo`] (and [`Method::EulboTurbo`], [`Method::DppTurbo`]) the search box is the TuRBO trust region centred at the incumbent
 //!   (the best observed value); every `tell` after the initial design updates the region with
 //!   the batch's clean values, and a collapsed region restarts (`rcagp.md` §3.5).
-//! * The whole state (settings, observations, trust region, design index and the count of
-//!   model-based asks, which seeds the optimiser) is plain data: [`BayesOpt::to_json`] and
+//! * With an expert-guided prior mean ([`ExpertPrior`], `rcagp.md` §2.12) the robust
+//!   surrogates (rcgp, rcsvgp, rcagp) are fitted with that mean held fixed: a constant the
+//!   user gives, or the mean built from the expert's corrections ([`BayesOpt::correct`]).
+//! * The whole state (settings, observations, expert corrections, trust region, design index
+//!   and the count of model-based asks, which seeds the optimiser) is plain data: [`BayesOpt::to_json`] and
 //!   [`BayesOpt::from_json`] store and resume a run bit for bit.
 
 mod design;
@@ -22,6 +25,9 @@ mod dpp_step;
 #[cfg(test)]
 mod dpp_tests;
 mod eulbo_step;
+mod expert;
+#[cfg(test)]
+mod expert_tests;
 mod propose;
 mod robust_centre;
 mod state;
@@ -35,6 +41,9 @@ use serde::{Deserialize, Serialize};
 pub use self::design::design_point;
 pub use self::dpp_step::{dpp_quality, dpp_surrogate, DppSurrogate, DPP_INDUCING, DPP_MODELS};
 pub use self::eulbo_step::{eulbo_refine, EULBO_MODELS};
+pub use self::expert::{
+    simulated_correction, Correction, ExpertPrior, EXPERT_EVERY, EXPERT_MODELS,
+};
 pub use self::propose::{propose, Proposed};
 pub use self::robust_centre::{loo_centres, RobustCentre, CENTRED_MODELS};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
@@ -44,7 +53,7 @@ pub use self::surrogate::{
 };
 use super::suggest::{Bound, SuggestAcquisition};
 use super::turbo::TrustRegion;
-use crate::data::Dataset;
+use crate::data::{Dataset, Standardizer};
 use crate::estimators::Regressor;
 use crate::models::ModelError;
 
@@ -149,6 +158,10 @@ pub struct BoSettings {
     /// Default [`RobustCentre::Prior`].
     #[serde(default)]
     pub robust_centre: RobustCentre,
+    /// The expert-guided prior mean of rcgp, rcsvgp and rcagp (`rcagp.md` §2.12). Default
+    /// [`ExpertPrior::Off`].
+    #[serde(default)]
+    pub expert_mean: ExpertPrior,
 }
 
 impl BoSettings {
@@ -164,6 +177,7 @@ impl BoSettings {
             n_init: 10,
             seed: 0,
             robust_centre: RobustCentre::Prior,
+            expert_mean: ExpertPrior::Off,
         }
     }
 
@@ -204,6 +218,27 @@ impl BoSettings {
         if self.method.uses_dpp() && !DPP_MODELS.contains(&self.model.as_str()) {
             return Err(dpp_step::unsupported(self.method.name(), &self.model));
         }
+        if self.expert_mean != ExpertPrior::Off {
+            if !EXPERT_MODELS.contains(&self.model.as_str()) {
+                return invalid(format!(
+                    "the expert-guided prior mean applies to the robust models {} (got '{}')",
+                    EXPERT_MODELS.join(", "),
+                    self.model
+                ));
+            }
+            if self.robust_centre != RobustCentre::Prior {
+                return invalid(format!(
+                    "the expert-guided prior mean centres the robust weights itself; it cannot \
+                     be combined with robust centre '{}'",
+                    self.robust_centre.name()
+                ));
+            }
+            if let ExpertPrior::Constant { value } = self.expert_mean {
+                if !value.is_finite() {
+                    return invalid(format!("the expert's constant mean {value} is not finite"));
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -239,6 +274,9 @@ pub struct BayesOpt {
     design_index: u32,
     /// How many times the surrogate has proposed points: the optimiser's seed offset.
     model_asks: u32,
+    /// The expert's corrections ([`BayesOpt::correct`]), in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    corrections: Vec<Correction>,
 }
 
 impl BayesOpt {
@@ -264,6 +302,7 @@ impl BayesOpt {
             trust_region,
             design_index: 0,
             model_asks: 0,
+            corrections: Vec::new(),
         })
     }
 
@@ -290,6 +329,67 @@ impl BayesOpt {
     /// TuRBO's trust region (methods with a trust region only).
     pub fn trust_region(&self) -> Option<&TrustRegion> {
         self.trust_region.as_ref()
+    }
+
+    /// The expert's corrections, in the order given.
+    pub fn corrections(&self) -> &[Correction] {
+        &self.corrections
+    }
+
+    /// The expert flags observation `index` (0-based, in the order told) as an outlier whose
+    /// value should have been `value` (objective units); a second correction of the same
+    /// observation replaces the first. With [`ExpertPrior::Corrections`] the next proposals
+    /// fit the robust surrogate with the expert-guided mean of `rcagp.md` §2.12.
+    ///
+    /// # Errors
+    /// [`ModelError::Invalid`] for an observation not told yet or a value that is not finite.
+    pub fn correct(&mut self, index: usize, value: f64) -> Result<(), ModelError> {
+        let n = self.y.len();
+        if index >= n {
+            return Err(ModelError::Invalid(format!(
+                "correct: observation {index} does not exist ({n} told, 0-based)"
+            )));
+        }
+        if !value.is_finite() {
+            return Err(ModelError::Invalid(format!(
+                "correct: the corrected value of observation {index} is {value}, expected a \
+                 finite number"
+            )));
+        }
+        match self.corrections.iter_mut().find(|c| c.index == index) {
+            Some(c) => c.value = value,
+            None => self.corrections.push(Correction { index, value }),
+        }
+        Ok(())
+    }
+
+    /// Forgets every correction (a caller that re-reads all of them, as `trustgp suggest`).
+    pub fn clear_corrections(&mut self) {
+        self.corrections.clear();
+    }
+
+    /// The expert-guided prior mean of the surrogate fitted to `data` (this run's observations
+    /// as [`BayesOpt::surrogate_data`] gives them), in its standardised units; `None` without
+    /// one.
+    fn expert_prior_mean(&self, data: &Dataset) -> Result<Option<f64>, ModelError> {
+        if self.settings.expert_mean == ExpertPrior::Off {
+            return Ok(None);
+        }
+        // The regressor standardises with the same statistics.
+        let (st, _) = Standardizer::fit(data.x.as_ref(), data.y.as_ref())?;
+        let (y_mean, y_std, sign) = (st.y_mean[0], st.y_std[0], self.sign());
+        let ys: Vec<f64> = (0..data.n())
+            .map(|i| (data.y[(i, 0)] - y_mean) / y_std)
+            .collect();
+        let (lo, hi) = self.box_ends();
+        let unit_x = Mat::from_fn(self.x.len(), lo.len(), |i, c| {
+            (self.x[i][c] - lo[c]) / (hi[c] - lo[c])
+        });
+        self.settings
+            .expert_mean
+            .in_model_units(&self.corrections, &unit_x, &ys, |v| {
+                (sign * v - y_mean) / y_std
+            })
     }
 
     /// Records evaluations `y[i]` at points `x[i]`.
@@ -403,12 +503,6 @@ impl BayesOpt {
         if self.y.len() < self.settings.n_init {
             return self.design(q);
         }
-        if self.settings.method.uses_eulbo() && q > 1 {
-            return Err(ModelError::Invalid(format!(
-                "method {} proposes one point at a time (q = 1), asked for {q}",
-                self.settings.method.name()
-            )));
-        }
         // Where the surrogate proposes: the whole box or the trust region.
         let region = if self.settings.method.uses_trust_region() {
             Some(self.trust_region_box()?)
@@ -447,12 +541,14 @@ impl BayesOpt {
     ) -> Result<Proposal, ModelError> {
         let data = self.surrogate_data();
         let fit_seed = u64::from(self.settings.seed);
+        let prior_mean = self.expert_prior_mean(&data)?;
         let model = if self.settings.method.uses_dpp() {
             dpp_surrogate(
                 &self.settings.model,
                 fit_seed,
                 &data,
                 self.settings.robust_centre,
+                prior_mean,
             )?
             .model
         } else {
@@ -462,6 +558,7 @@ impl BayesOpt {
                 &data,
                 None,
                 self.settings.robust_centre,
+                prior_mean,
             )?
         };
         let posterior = latent_posterior(&model)?;
@@ -488,9 +585,10 @@ impl BayesOpt {
             let ys: Vec<f64> = (0..data.n())
                 .map(|i| (data.y[(i, 0)] - st.y_mean[0]) / st.y_std[0])
                 .collect();
-            let (x, value) = eulbo_refine(&model, xs.as_ref(), &ys, &proposed.points[0], &unit)?;
+            let (points, value) =
+                eulbo_refine(&model, xs.as_ref(), &ys, &proposed.points, &unit, seed)?;
             Proposed {
-                points: vec![x],
+                points,
                 value: Some(value),
             }
         } else {

@@ -146,7 +146,7 @@ mod tests {
     /// The normalised weights `ŵ` of the fitted surrogate `name`.
     fn weights(name: &str, data: &Dataset, centre: RobustCentre) -> Vec<f64> {
         use crate::models::approximate::ApproxModel;
-        let model = fit_surrogate_with(name, 0, data, None, centre).unwrap();
+        let model = fit_surrogate_with(name, 0, data, None, centre, None).unwrap();
         let Fitted::PerTarget(outputs) = &model.fitted else {
             panic!("single output")
         };

@@ -1,5 +1,5 @@
 //! The stored state of a [`BayesOpt`] run: one JSON object with a format tag and version, the
-//! settings, the observations, the trust region and the design and optimiser positions.
+//! settings, the observations (and the expert's corrections, if any), the trust region and the design and optimiser positions.
 //! Numbers are written in their shortest exact form (`serde_json`'s `float_roundtrip`), so a
 //! resumed run proposes bit for bit the same points.
 
@@ -75,10 +75,29 @@ impl BayesOpt {
         Ok(bo)
     }
 
-    /// The observations have one point and two finite values each, every point inside the box.
+    /// The observations have one point and two finite values each, every point inside the box;
+    /// each correction names an observation, once, with a finite value.
     fn check_observations(&self) -> Result<(), ModelError> {
         self.check_points(&self.x, &self.y, &self.y_clean, "observation")
-            .map_err(invalid)
+            .map_err(invalid)?;
+        for (k, c) in self.corrections.iter().enumerate() {
+            if c.index >= self.y.len() || !c.value.is_finite() {
+                return Err(invalid(format!(
+                    "correction {k} names observation {} with value {}, expected one of the {} \
+                     observations and a finite value",
+                    c.index,
+                    c.value,
+                    self.y.len()
+                )));
+            }
+            if self.corrections[..k].iter().any(|o| o.index == c.index) {
+                return Err(invalid(format!(
+                    "observation {} is corrected twice",
+                    c.index
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A trust region exactly for the methods that use one, of the box's dimension, with a side

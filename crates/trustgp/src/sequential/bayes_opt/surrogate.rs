@@ -54,23 +54,26 @@ pub const SURROGATE_MEAN: &str = "constant";
 /// # Errors
 /// The option checks' and the fit's errors.
 pub fn fit_surrogate(name: &str, seed: u64, data: &Dataset) -> Result<Regressor, ModelError> {
-    fit_surrogate_with(name, seed, data, None, RobustCentre::Prior)
+    fit_surrogate_with(name, seed, data, None, RobustCentre::Prior, None)
 }
 
 /// [`fit_surrogate`] with given inducing inputs `z` (standardised units, held fixed; see
 /// [`crate::models::approximate::ApproxOptions::inducing_inputs`]): the inducing inputs of
 /// sgpr, svgp and rcsvgp, the `Z` of cagp's and rcagp's dense actions `S = k(X, Z)`; and the
-/// robust models' weights centred by `centre` ([`RobustCentre::centres`]).
+/// robust models' weights centred by `centre` ([`RobustCentre::centres`]); and, for rcgp,
+/// rcsvgp and rcagp, the constant `prior_mean` (standardised units) held fixed, the
+/// expert-guided mean ([`RegressorConfig::prior_mean`](crate::estimators::RegressorConfig)).
 ///
 /// # Errors
 /// As for [`fit_surrogate`]; inducing inputs for a model without them; the errors of the
-/// centres' fit.
+/// centres' fit; a prior mean for another model.
 pub fn fit_surrogate_with(
     name: &str,
     seed: u64,
     data: &Dataset,
     z: Option<Mat<f64>>,
     centre: RobustCentre,
+    prior_mean: Option<f64>,
 ) -> Result<Regressor, ModelError> {
     let kind = surrogate_kind(name)?;
     let mut config = ModelOptions {
@@ -83,6 +86,7 @@ pub fn fit_surrogate_with(
     .check()
     .map_err(|e| ModelError::Invalid(e.to_string()))?;
     config.robust_centres = centre.centres(name, seed, data)?;
+    config.prior_mean = prior_mean;
     if let Some(z) = z {
         if kind.approximate().is_none() {
             return Err(ModelError::Invalid(format!(

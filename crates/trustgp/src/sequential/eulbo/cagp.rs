@@ -1,10 +1,10 @@
 //! CaGP and RCaGP (block or inducing-point actions) as EULBO models: the joint gradient is
-//! [`CaGp::joint_evaluation`]'s.
+//! [`CaGp::joint_evaluation_batch`]'s (batches included).
 
 use faer::MatRef;
 
 use super::{EulboModel, Trainable};
-use crate::models::computation_aware::{Adjoints, CaGp, JointEvaluation};
+use crate::models::computation_aware::{CaGp, JointAdjoints, JointEvaluation};
 use crate::models::ModelError;
 
 impl EulboModel for CaGp {
@@ -34,8 +34,8 @@ impl EulboModel for CaGp {
         learn: Trainable,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: Adjoints<'_>,
+        adjoints: JointAdjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
-        CaGp::joint_evaluation(self, v, learn.mean, elbo_weight, xq, adjoints)
+        CaGp::joint_evaluation_batch(self, v, learn.mean, elbo_weight, xq, adjoints)
     }
 }

@@ -1,5 +1,5 @@
-//! EULBO: joint optimisation of a variational model and the next query point (`rcagp.md`
-//! §2.11, §3.5 step 9; Maus et al., 2024), for `q = 1`.
+//! EULBO: joint optimisation of a variational model and the next query point or batch
+//! (`rcagp.md` §2.11, §3.5 step 9; Maus et al., 2024).
 //!
 //! The objective is
 //!
@@ -11,7 +11,11 @@
 //! ([`SoftplusEi`]) under the model's **posterior**
 //! predictive at `x` (the spec's fix: the reference evaluated it under the prior), with
 //! `s = 1` ([`ElboScale::Sum`], the paper's) or `1/n` ([`ElboScale::PerDatum`], §6.9: the
-//! utility then weighs as much as one datum's share of the ELBO, not `1/n` of it).
+//! utility then weighs as much as one datum's share of the ELBO, not `1/n` of it). A batch of
+//! `q > 1` points (the start `x0` holds `q` rows) uses the Monte Carlo batch form of §2.11,
+//! `E[max_j ln softplus(f(x_j) − y*)]` under the joint predictive, with
+//! [`EulboOptions::mc_samples`] base samples fixed for the whole run
+//! ([`BatchSoftplusEi`]), and the query step moves every point of the batch.
 //!
 //! [`optimize`] follows the reference code's loop:
 //!
@@ -28,7 +32,8 @@
 //!
 //! The result is the best `(model, x)` seen, so its objective is never below that of the
 //! starting model at `x0`. Everything is deterministic (full-batch ELBO, Gauss–Hermite
-//! expectation): the same inputs give the same result bit for bit.
+//! expectation or seeded quasi-random base samples): the same inputs give the same result bit
+//! for bit.
 //!
 //! The models: CaGP and RCaGP ([`CaGp`](crate::models::computation_aware::CaGp)) with block
 //! actions (trained) or inducing-point actions (fixed inducing inputs, `S = k(X, Z)` moving
@@ -37,8 +42,8 @@
 //! RCSVGP and SGPR ([`SparseGp`](crate::models::sparse::SparseGp), the collapsed bounds,
 //! inducing inputs trained); SVGP ([`SvgpOnData`]: the uncollapsed
 //! [`Svgp`](crate::models::svgp::Svgp) with its training data, the variational parameters
-//! trained with the rest). Only `q = 1` is supported (the Monte-Carlo batch form of §2.11 is
-//! not built).
+//! trained with the rest). Batches (`q > 1`) need the joint predictive's covariance adjoint,
+//! which CaGP, RCaGP, RCSVGP and SGPR propagate; SVGP takes one point at a time.
 //!
 //! A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then plays the spec's
 //! 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the box or TuRBO
@@ -54,6 +59,8 @@
 //! ```
 
 mod adam;
+#[cfg(test)]
+mod batch_tests;
 mod cagp;
 mod objective;
 mod sparse;
@@ -66,10 +73,11 @@ pub use self::svgp::SvgpOnData;
 use faer::MatRef;
 
 use self::adam::Adam;
+use self::objective::QueryUtility;
 use self::objective::{evaluate, Evaluation};
-use crate::models::computation_aware::{Adjoints, JointEvaluation};
+use crate::models::computation_aware::{JointAdjoints, JointEvaluation};
 use crate::models::ModelError;
-use crate::sequential::acquisition::SoftplusEi;
+use crate::sequential::acquisition::{BatchSoftplusEi, SoftplusEi, EULBO_MC_SAMPLES};
 
 /// Which optional model parameters EULBO trains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,17 +118,18 @@ pub trait EulboModel: Sized {
 
     /// The ELBO at `v`, the latent predictive at the rows of `xq`, and the gradients of
     /// `elbo_weight · ELBO + U` in `v` and of `U` in `xq`, where `adjoints` gives `U`'s
-    /// derivatives in each predictive mean and variance.
+    /// derivatives in the joint predictive's mean and covariance.
     ///
     /// # Errors
-    /// [`ModelError`] for bad inputs or a failed factorisation.
+    /// [`ModelError`] for bad inputs, a failed factorisation, or a batch (`xq` of more than
+    /// one row) for a model that takes one point at a time.
     fn joint_evaluation(
         &self,
         v: &[f64],
         learn: Trainable,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: Adjoints<'_>,
+        adjoints: JointAdjoints<'_>,
     ) -> Result<JointEvaluation, ModelError>;
 }
 
@@ -157,6 +166,10 @@ pub struct EulboOptions {
     /// Which optional parameters are trained (mean frozen, noise and inducing inputs trained:
     /// the BO setting).
     pub learn: Trainable,
+    /// Base samples of the batch utility (`q > 1`; the reference code's 64).
+    pub mc_samples: usize,
+    /// Seed of the batch utility's quasi-random base samples (drawn once per run).
+    pub mc_seed: u32,
 }
 
 impl Default for EulboOptions {
@@ -175,6 +188,8 @@ impl Default for EulboOptions {
                 noise: true,
                 inducing: true,
             },
+            mc_samples: EULBO_MC_SAMPLES,
+            mc_seed: 0,
         }
     }
 }
@@ -193,7 +208,7 @@ pub struct EulboEpoch {
 /// What [`optimize`] found.
 #[derive(Clone, Debug)]
 pub struct EulboResult<M> {
-    /// The query point: the best objective's.
+    /// The query point, or the batch row after row (`q·d` values): the best objective's.
     pub x: Vec<f64>,
     /// The model at the best objective.
     pub model: M,
@@ -228,9 +243,10 @@ enum Try {
 /// The fixed inputs of a run.
 struct Problem<'a, M> {
     model: &'a M,
-    bounds: &'a [(f64, f64)],
+    /// The box of every coordinate of the batch (the box repeated `q` times).
+    bounds: Vec<(f64, f64)>,
     param_bounds: Vec<(f64, f64)>,
-    utility: SoftplusEi,
+    utility: QueryUtility,
     elbo_weight: f64,
     opts: &'a EulboOptions,
 }
@@ -289,7 +305,7 @@ impl<M: EulboModel> Problem<'_, M> {
                 return Try::Failed;
             };
             let loss_grad: Vec<f64> = mid.d_x.iter().map(|g| -g).collect();
-            query_adam.step(&mut x, &loss_grad, self.bounds);
+            query_adam.step(&mut x, &loss_grad, &self.bounds);
             let Some(end) = self.eval(&v, &x, true) else {
                 return Try::Failed;
             };
@@ -337,12 +353,18 @@ fn check_options(opts: &EulboOptions) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// Checks the box and the start, and projects the start into the box (a start from another
-/// optimiser may sit outside by rounding).
-fn checked_start(x0: &[f64], bounds: &[(f64, f64)], d: usize) -> Result<Vec<f64>, ModelError> {
-    if x0.len() != d || bounds.len() != d {
+/// Checks the box and the start (`q ≥ 1` points of `d` coordinates, row after row), and
+/// projects the start into the box (a start from another optimiser may sit outside by
+/// rounding). Returns the projected start and `q`.
+fn checked_start(
+    x0: &[f64],
+    bounds: &[(f64, f64)],
+    d: usize,
+) -> Result<(Vec<f64>, usize), ModelError> {
+    if x0.is_empty() || d == 0 || x0.len() % d != 0 || bounds.len() != d {
         return Err(ModelError::Invalid(format!(
-            "EULBO needs a start and bounds for the model's {d} inputs, got {} and {}",
+            "EULBO needs a start of q ≥ 1 points and bounds for the model's {d} inputs, got {} \
+             start values and {} bounds",
             x0.len(),
             bounds.len()
         )));
@@ -356,28 +378,32 @@ fn checked_start(x0: &[f64], bounds: &[(f64, f64)], d: usize) -> Result<Vec<f64>
             bounds[c]
         )));
     }
-    if let Some(c) = x0.iter().position(|v| !v.is_finite()) {
+    if let Some(k) = x0.iter().position(|v| !v.is_finite()) {
         return Err(ModelError::Invalid(format!(
-            "EULBO start has a non-finite input {c}: {}",
-            x0[c]
+            "EULBO start point {} has a non-finite input {}: {}",
+            k / d,
+            k % d,
+            x0[k]
         )));
     }
-    Ok(x0
+    let projected = x0
         .iter()
-        .zip(bounds)
-        .map(|(v, (lo, hi))| v.clamp(*lo, *hi))
-        .collect())
+        .enumerate()
+        .map(|(k, v)| v.clamp(bounds[k % d].0, bounds[k % d].1))
+        .collect();
+    Ok((projected, x0.len() / d))
 }
 
-/// Jointly optimises `model` and a query point from `x0` in the box `bounds` (model input
-/// units; a start outside the box is projected into it) with the softplus utility over
+/// Jointly optimises `model` and a query point, or a batch of `q` points, from `x0` (`q`
+/// rows of the model's inputs, row after row) in the box `bounds` (model input units, one per
+/// input; a start outside the box is projected into it) with the softplus utility over
 /// `incumbent` (the best standardised observation, as the reference); see the module notes
 /// for the loop.
 ///
 /// # Errors
 /// [`ModelError::Invalid`] for bad options, a start or box of the wrong length or not finite,
 /// or a non-finite incumbent; the model's error if the objective cannot be evaluated at the
-/// start (nothing to restore to).
+/// start (nothing to restore to), e.g. a batch for a model that takes one point at a time.
 pub fn optimize<M: EulboModel>(
     model: &M,
     x0: &[f64],
@@ -386,12 +412,22 @@ pub fn optimize<M: EulboModel>(
     opts: &EulboOptions,
 ) -> Result<EulboResult<M>, ModelError> {
     check_options(opts)?;
-    let x0 = checked_start(x0, bounds, model.input_dim())?;
+    let (x0, q) = checked_start(x0, bounds, model.input_dim())?;
+    let utility = if q == 1 {
+        QueryUtility::Single(SoftplusEi::new(incumbent)?)
+    } else {
+        QueryUtility::Batch(BatchSoftplusEi::new(
+            incumbent,
+            q,
+            opts.mc_samples,
+            opts.mc_seed,
+        )?)
+    };
     let problem = Problem {
         model,
-        bounds,
+        bounds: bounds.iter().copied().cycle().take(x0.len()).collect(),
         param_bounds: model.parameter_bounds(opts.learn)?,
-        utility: SoftplusEi::new(incumbent)?,
+        utility,
         elbo_weight: match opts.elbo_scale {
             ElboScale::Sum => 1.0,
             ElboScale::PerDatum => 1.0 / model.n_data() as f64,

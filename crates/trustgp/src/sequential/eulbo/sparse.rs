@@ -1,11 +1,11 @@
 //! RCSVGP and SGPR ([`SparseGp`], collapsed bounds) as EULBO models: the joint gradient is
-//! [`SparseGp::joint_evaluation`]'s, over the kernel, the noise, the mean's parameters and (if
+//! [`SparseGp::joint_evaluation_batch`]'s (batches included), over the kernel, the noise, the mean's parameters and (if
 //! [`Trainable::inducing`]) the inducing inputs.
 
 use faer::MatRef;
 
 use super::{EulboModel, Trainable};
-use crate::models::computation_aware::{Adjoints, JointEvaluation};
+use crate::models::computation_aware::{JointAdjoints, JointEvaluation};
 use crate::models::sparse::SparseGp;
 use crate::models::ModelError;
 
@@ -41,8 +41,8 @@ impl EulboModel for SparseGp {
         learn: Trainable,
         elbo_weight: f64,
         xq: MatRef<'_, f64>,
-        adjoints: Adjoints<'_>,
+        adjoints: JointAdjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
-        SparseGp::joint_evaluation(self, v, learn.inducing, elbo_weight, xq, adjoints)
+        SparseGp::joint_evaluation_batch(self, v, learn.inducing, elbo_weight, xq, adjoints)
     }
 }

@@ -9,15 +9,15 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
-use super::objective::evaluate;
+use super::objective::{evaluate, QueryUtility};
 use super::{optimize, ElboScale, EulboModel, EulboOptions, EulboResult, SvgpOnData, Trainable};
 use crate::kernels::Kernel;
 use crate::means::Mean;
-use crate::models::computation_aware::{Actions, Adjoints, CaGp, JointEvaluation};
+use crate::models::computation_aware::{Actions, CaGp, JointAdjoints, JointEvaluation};
 use crate::models::sparse::{SparseGp, SparseKind};
 use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
-use crate::posterior::Marginals;
+use crate::posterior::{JointGaussian, Marginals};
 use crate::sequential::acquisition::{MarginalUtility, SoftplusEi};
 
 const ALL: Trainable = Trainable {
@@ -42,7 +42,7 @@ fn data(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {
 
 /// A CaGP (`robust`: RCaGP) on [`data`] with seeded block actions (`blocks`) or inducing-point
 /// actions at seeded inputs.
-fn model(n: usize, robust: bool, blocks: bool) -> CaGp {
+pub(super) fn model(n: usize, robust: bool, blocks: bool) -> CaGp {
     let (x, y) = data(n, 81);
     let mut rng = StdRng::seed_from_u64(82);
     let actions = if blocks {
@@ -65,7 +65,7 @@ fn model(n: usize, robust: bool, blocks: bool) -> CaGp {
 }
 
 /// An RCSVGP (`robust`; SGPR otherwise) on [`data`] with 6 seeded inducing inputs.
-fn sparse_model(n: usize, robust: bool) -> SparseGp {
+pub(super) fn sparse_model(n: usize, robust: bool) -> SparseGp {
     let (x, y) = data(n, 81);
     let mut rng = StdRng::seed_from_u64(83);
     let z = Mat::from_fn(6, 2, |_, _| rng.random_range(0.0..1.0));
@@ -81,7 +81,7 @@ fn sparse_model(n: usize, robust: bool) -> SparseGp {
 
 /// An SVGP (Gaussian likelihood, noise 0.1) on [`data`] with 6 seeded inducing inputs and
 /// generic variational parameters.
-fn svgp_model(n: usize) -> SvgpOnData {
+pub(super) fn svgp_model(n: usize) -> SvgpOnData {
     let (x, y) = data(n, 81);
     let mut rng = StdRng::seed_from_u64(84);
     let m = 6;
@@ -113,7 +113,8 @@ fn svgp_model(n: usize) -> SvgpOnData {
 /// `tol` relative to the largest partial derivative: the difference's round-off scales with
 /// the ELBO), and its value against the ELBO plus the utility at the model's own predictive.
 fn check_gradient<M: EulboModel>(gp: &M, elbo: f64, predictive: Marginals, tol: f64, what: &str) {
-    let utility = SoftplusEi::new(0.9).unwrap();
+    let single = SoftplusEi::new(0.9).unwrap();
+    let utility = QueryUtility::Single(single);
     let x = [0.35, 0.7];
     for weight in [1.0, 1.0 / gp.n_data() as f64] {
         let v = gp.parameters(ALL).unwrap();
@@ -147,7 +148,7 @@ fn check_gradient<M: EulboModel>(gp: &M, elbo: f64, predictive: Marginals, tol: 
                 ev.d_x[c]
             );
         }
-        let u = utility.utility(predictive.mean[0], predictive.var[0].sqrt());
+        let u = single.utility(predictive.mean[0], predictive.var[0].sqrt());
         assert!(
             (ev.objective - (weight * elbo + u.value)).abs() < 1e-10,
             "{what}"
@@ -204,7 +205,7 @@ fn check_loop<M: EulboModel>(gp: &M, scale: ElboScale, what: &str) -> EulboResul
         ElboScale::Sum => 1.0,
         ElboScale::PerDatum => 1.0 / gp.n_data() as f64,
     };
-    let utility = SoftplusEi::new(1.0).unwrap();
+    let utility = QueryUtility::Single(SoftplusEi::new(1.0).unwrap());
     let v = r.model.parameters(opts.learn).unwrap();
     let again = evaluate(&r.model, &v, opts.learn, weight, &r.x, &utility, true).unwrap();
     assert!(
@@ -287,7 +288,7 @@ impl EulboModel for Toy {
         _: Trainable,
         w: f64,
         xq: MatRef<'_, f64>,
-        adjoints: Adjoints<'_>,
+        adjoints: JointAdjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
         let bad = v[0] > self.limit;
         if bad && !self.nan {
@@ -297,7 +298,10 @@ impl EulboModel for Toy {
             mean: vec![v[0] + xq[(0, 0)]],
             var: vec![1.0],
         };
-        let (mb, _) = adjoints(&predictive);
+        let (mb, _) = adjoints(&JointGaussian {
+            mean: predictive.mean.clone(),
+            cov: Mat::from_fn(1, 1, |_, _| 1.0),
+        });
         Ok(JointEvaluation {
             elbo: if bad { f64::NAN } else { -(v[0] - 1.0).powi(2) },
             predictive,
