@@ -128,8 +128,8 @@ fn quadratic_min(
     let mut alpha = 0.0;
     let mut scale = 0.0;
     let mut convex = Vec::new();
-    for k in 0..n {
-        let mu = sigma * lam[k];
+    for (k, &l) in lam.iter().enumerate() {
+        let mu = sigma * l;
         let col = u.col(k);
         let (mut a, mut b, mut mag) = (0.0, 0.0, 0.0);
         for i in 0..n {
