@@ -19,7 +19,9 @@ use trustgp::kernels::Kernel;
 use trustgp::means::Mean;
 use trustgp::models::exact::ExactGp;
 use trustgp::models::hyper::GpHyper;
-use trustgp::verify::{verify, BinaryLink, BnbOptions, LatentForm, Quantity, Region};
+use trustgp::verify::{
+    verify, BinaryLink, BnbOptions, LatentForm, Quantity, Region, VarianceMethod,
+};
 
 /// Arguments.
 #[derive(clap::Args, Debug)]
@@ -42,6 +44,12 @@ pub struct Args {
     /// Seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Variance bounds: closed-form, solver (Clarabel QP/LP) or both.
+    #[arg(long, default_value = "closed-form")]
+    variance: String,
+    /// Branch-and-bound iteration cap per search.
+    #[arg(long, default_value_t = 10_000)]
+    max_iterations: usize,
 }
 
 /// Synthetic2D: inputs (z-scored) and labels ±1.
@@ -82,11 +90,22 @@ pub fn run(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let gp = ExactGp::at(hyper, x.as_ref(), &yhat, 0.0)?;
     let form = LatentForm::of(&gp)?;
     let setup = start.elapsed().as_secs_f64();
+    let variance = match a.variance.as_str() {
+        "closed-form" => VarianceMethod::ClosedForm,
+        "solver" => VarianceMethod::Solver,
+        "both" => VarianceMethod::Both,
+        v => {
+            return Err(format!("--variance must be closed-form, solver or both, got {v:?}").into())
+        }
+    };
     let options = BnbOptions {
         tolerance: a.tolerance,
+        max_iterations: a.max_iterations,
+        variance,
         ..BnbOptions::default()
     };
     let mut times = Vec::new();
+    let mut iterations = 0;
     for p in 0..a.points {
         let centre = [xt[(p, 0)], xt[(p, 1)]];
         let region = Region::ball(&centre, a.radius, None)?;
@@ -97,6 +116,7 @@ pub fn run(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
             &options,
         )?;
         times.push(v.seconds);
+        iterations += v.iterations;
         println!(
             "{}",
             json!({
@@ -113,11 +133,13 @@ pub fn run(a: &Args) -> Result<(), Box<dyn std::error::Error>> {
         "{}",
         json!({
             "n": a.n, "points": a.points, "radius": a.radius, "tolerance": a.tolerance,
+            "variance": a.variance,
             "setup_seconds": setup,
             "seconds_mean": times.iter().sum::<f64>() / times.len().max(1) as f64,
             "seconds_median": sorted.get(sorted.len() / 2),
             "seconds_max": sorted.last(),
             "threads": rayon::current_num_threads(),
+            "iterations_mean": iterations as f64 / a.points.max(1) as f64,
         })
     );
     Ok(())

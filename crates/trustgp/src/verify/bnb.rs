@@ -13,6 +13,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::region::Region;
+use super::variance_qp::VarianceMethod;
 
 /// Whether the minimum or the maximum over the box is wanted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +70,8 @@ pub struct BnbOptions {
     pub decide_at: Option<f64>,
     /// Record the anytime bounds after every iteration.
     pub record: bool,
+    /// How the latent variance is bounded on each region.
+    pub variance: VarianceMethod,
 }
 
 impl Default for BnbOptions {
@@ -81,6 +84,7 @@ impl Default for BnbOptions {
             split: Split::Widest,
             decide_at: None,
             record: false,
+            variance: VarianceMethod::default(),
         }
     }
 }

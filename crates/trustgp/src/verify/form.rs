@@ -9,6 +9,7 @@ use super::decomposition::{KernelDecomposition, PointSandwiches};
 use super::linear::AffineMean;
 use super::region::Region;
 use super::rounding;
+use super::variance_qp::Spectrum;
 use super::VerifyError;
 use crate::kernels::Kernel;
 use crate::means::PriorMean;
@@ -31,6 +32,8 @@ pub struct LatentForm {
     lambda_max: f64,
     /// `max_i Σ_l |S_il|` (bounds `|k|ᵀ|S||k| ≤ this · ‖k‖²`, for the point margins).
     abs_row_max: f64,
+    /// The eigendecomposition of `S` for the solver bounds, computed on first use.
+    spectrum: std::sync::OnceLock<Option<std::sync::Arc<Spectrum>>>,
 }
 
 /// Mean and variance at one point, each with a certified bracket.
@@ -119,6 +122,7 @@ impl LatentForm {
             lambda_min: lo - err,
             lambda_max: hi + err,
             abs_row_max,
+            spectrum: std::sync::OnceLock::new(),
         })
     }
 
@@ -211,6 +215,14 @@ impl LatentForm {
     /// Bounds `[λ_min, λ_max]` enclosing the eigenvalues of `S`.
     pub fn eigen_bounds(&self) -> (f64, f64) {
         (self.lambda_min, self.lambda_max)
+    }
+
+    /// The eigendecomposition of `S` (once per form; `None` if it failed), for the solver
+    /// variance bounds ([`super::variance_qp`]).
+    pub fn spectrum(&self) -> Option<&Spectrum> {
+        self.spectrum
+            .get_or_init(|| Spectrum::of(self.s.as_ref()).ok())
+            .as_deref()
     }
 
     /// The per-support-point kernel sandwiches over `region`.

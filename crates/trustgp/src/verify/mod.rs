@@ -12,7 +12,9 @@
 //!    mean bounds;
 //! 3. the quadratic form `k(x, Z) S k(Z, x)` is bounded through its tangent plane at the centre
 //!    of the per-point kernel ranges and an eigenvalue (or `|S|`) bound of the remainder
-//!    ([`variance`]): the variance bounds;
+//!    ([`variance`]): the variance bounds; optionally (or also) by the spec's convex QP / LP
+//!    over the relaxed feasible set ([`relaxation`]), solved by Clarabel and certified by weak
+//!    duality ([`variance_qp`]);
 //! 4. the `(mean, variance)` box is mapped to probability bounds by monotonicity (probit,
 //!    logistic) ([`link`]);
 //! 5. a best-first branch and bound ([`bnb`]) splits `T` until the gap between the sound bound
@@ -33,11 +35,13 @@ pub mod psi;
 pub mod quantity;
 pub mod region;
 pub mod regression;
+pub mod relaxation;
 pub mod rounding;
 pub mod separable;
 #[cfg(test)]
 mod tests;
 pub mod variance;
+pub mod variance_qp;
 
 pub use attribution::{attribution, attribution_with, Attribution};
 pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};
@@ -51,3 +55,4 @@ pub use link::BinaryLink;
 pub use quantity::{verify, Quantity, Verified};
 pub use region::Region;
 pub use regression::{regressor_form, verify_regressor, verify_regressor_box};
+pub use variance_qp::VarianceMethod;

@@ -6,7 +6,8 @@ use super::bnb::{branch_and_bound, BnbOptions, BnbResult, Bounded, ExitReason, P
 use super::form::LatentForm;
 use super::link::BinaryLink;
 use super::region::Region;
-use super::{linear, variance, VerifyError};
+use super::variance_qp::{self, Sides, VarianceMethod};
+use super::{linear, VerifyError};
 
 /// What to bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub struct Problem<'a> {
     pub form: &'a LatentForm,
     /// The quantity.
     pub quantity: Quantity,
+    /// How the variance is bounded.
+    pub variance: VarianceMethod,
 }
 
 impl Bounded for Problem<'_> {
@@ -52,7 +55,11 @@ impl Bounded for Problem<'_> {
                 }
             }
             Quantity::Variance => {
-                let v = variance::bounds(f, &sw, region);
+                let sides = Sides {
+                    lower: sense == Sense::Min,
+                    upper: sense == Sense::Max,
+                };
+                let v = variance_qp::bounds(f, &sw, region, self.variance, sides);
                 if sense == Sense::Min {
                     (v.lower, vec![v.x_lower, v.x_upper])
                 } else {
@@ -61,7 +68,18 @@ impl Bounded for Problem<'_> {
             }
             Quantity::Probability(link) => {
                 let (mlo, xml, mhi, xmh) = mean_bounds();
-                let v = variance::bounds(f, &sw, region);
+                // Π's extremum sits at one variance end, chosen by the sign of the mean end
+                // (`BinaryLink::min_over`/`max_over`): only that side is needed.
+                let high = if sense == Sense::Min {
+                    mlo >= 0.0
+                } else {
+                    mhi < 0.0
+                };
+                let sides = Sides {
+                    lower: !high,
+                    upper: high,
+                };
+                let v = variance_qp::bounds(f, &sw, region, self.variance, sides);
                 let b = if sense == Sense::Min {
                     link.min_over((mlo, mhi), (v.lower, v.upper))
                 } else {
@@ -168,7 +186,11 @@ pub fn verify(
             options.tolerance
         )));
     }
-    let p = Problem { form, quantity };
+    let p = Problem {
+        form,
+        quantity,
+        variance: options.variance,
+    };
     let min = branch_and_bound(&p, region, Sense::Min, options);
     let max = branch_and_bound(&p, region, Sense::Max, options);
     Ok(Verified::of(&min, &max))

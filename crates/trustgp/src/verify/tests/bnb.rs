@@ -98,6 +98,7 @@ fn anytime_bounds_are_monotone_and_valid_at_every_iteration() {
     let p = Problem {
         form: &form,
         quantity: Quantity::Mean,
+        variance: Default::default(),
     };
     let r = branch_and_bound(&p, &region, Sense::Min, &opts);
     assert!(r.history.len() > 3);
@@ -182,6 +183,7 @@ fn decided_stops_early_and_is_right() {
     let p = Problem {
         form: &form,
         quantity: Quantity::Mean,
+        variance: Default::default(),
     };
     for t in [gmin - 0.3, gmin + 0.3] {
         let r = branch_and_bound(

@@ -44,6 +44,7 @@ fn box_bounds_hold_at_sampled_points_for_every_kernel() {
                 let p = Problem {
                     form: &form,
                     quantity: q,
+                    variance: Default::default(),
                 };
                 let (lo, _) = p.bound(&region, Sense::Min);
                 let (hi, _) = p.bound(&region, Sense::Max);
@@ -71,6 +72,7 @@ fn hundred_thousand_samples_never_leave_the_bounds() {
         let p = Problem {
             form: &form,
             quantity: q,
+            variance: Default::default(),
         };
         let (lo, _) = p.bound(&region, Sense::Min);
         let (hi, _) = p.bound(&region, Sense::Max);
@@ -104,6 +106,7 @@ fn gaps_close_as_the_box_shrinks() {
                 let p = Problem {
                     form: &form,
                     quantity: *q,
+                    variance: Default::default(),
                 };
                 let (lo, _) = p.bound(&region, Sense::Min);
                 let (hi, _) = p.bound(&region, Sense::Max);
@@ -126,6 +129,7 @@ fn gaps_close_as_the_box_shrinks() {
         let p = Problem {
             form: &form,
             quantity: Quantity::Mean,
+            variance: Default::default(),
         };
         let (lo, _) = p.bound(&region, Sense::Min);
         let (hi, _) = p.bound(&region, Sense::Max);

@@ -7,6 +7,7 @@ mod classification;
 mod primitives;
 mod probability;
 mod regression;
+mod variance_qp;
 
 use faer::Mat;
 use rand::rngs::StdRng;
