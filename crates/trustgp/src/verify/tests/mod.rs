@@ -7,6 +7,7 @@ mod classification;
 mod primitives;
 mod probability;
 mod regression;
+mod softmax;
 
 use faer::Mat;
 use rand::rngs::StdRng;
