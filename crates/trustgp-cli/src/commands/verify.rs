@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use trustgp::data::read_inputs;
-use trustgp::estimators::{file, load_classifier, Classifier, Regressor};
 use trustgp::estimators::ClassifierModel;
+use trustgp::estimators::{file, load_classifier, Classifier, Regressor};
 use trustgp::verify::{
     attribution_with, binary_certified, classifier_bracket, classifier_decision,
     verify_classifier_box, verify_regressor_box, BinaryLink, BnbOptions, Quantity, Region,
@@ -234,7 +234,10 @@ fn run_classifier(a: &VerifyArgs, clf: &Classifier, options: &BnbOptions) -> Res
             // `probability` is predict's Monte Carlo estimate; the bounds use the certified
             // bracket of the same integral (the searches' values are its midpoints).
             let br = classifier_bracket(clf, xr)?;
-            p.insert("probability_bracket".into(), json!([br[class].0, br[class].1]));
+            p.insert(
+                "probability_bracket".into(),
+                json!([br[class].0, br[class].1]),
+            );
         }
         let certified = match quantity {
             Quantity::Probability(_) if multiclass => {

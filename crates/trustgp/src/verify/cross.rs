@@ -84,7 +84,12 @@ pub fn bilinear_bounds(
 }
 
 /// `k_cᵀ A k_d` at a point from the two kernel vectors, with a bracket half-width for rounding.
-pub fn bilinear_at(a: MatRef<'_, f64>, abs_a: MatRef<'_, f64>, kc: &[f64], kd: &[f64]) -> (f64, f64) {
+pub fn bilinear_at(
+    a: MatRef<'_, f64>,
+    abs_a: MatRef<'_, f64>,
+    kc: &[f64],
+    kd: &[f64],
+) -> (f64, f64) {
     let n = kc.len();
     let (mut q, mut scale) = (0.0, 0.0);
     for i in 0..n {

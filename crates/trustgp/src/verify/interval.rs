@@ -63,7 +63,7 @@ impl Interval {
 
     /// `self / o` for `o` strictly positive (`None` otherwise).
     pub fn div_positive(self, o: Interval) -> Option<Interval> {
-        if !(o.lo > 0.0) {
+        if o.lo.is_nan() || o.lo <= 0.0 {
             return None;
         }
         let inv = Interval::new(down(1.0 / o.hi), up(1.0 / o.lo));

@@ -47,14 +47,13 @@ pub mod variance;
 pub use attribution::{attribution, attribution_with, Attribution};
 pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};
 pub use classification::{
-    binary_certified, binary_link, classifier_bracket, classifier_decision, classifier_form, multiclass_form,
-    verify_binary, verify_classifier,
-    verify_classifier_box,
+    binary_certified, binary_link, classifier_bracket, classifier_decision, classifier_form,
+    multiclass_form, verify_binary, verify_classifier, verify_classifier_box,
 };
 pub use error::VerifyError;
 pub use form::LatentForm;
 pub use link::BinaryLink;
 pub use quantity::{verify, Quantity, Verified};
 pub use region::Region;
-pub use softmax::{softmax_decision, verify_softmax, SoftmaxDecision, SoftmaxForm};
 pub use regression::{regressor_form, verify_regressor, verify_regressor_box};
+pub use softmax::{softmax_decision, verify_softmax, SoftmaxDecision, SoftmaxForm};

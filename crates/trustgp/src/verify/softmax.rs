@@ -240,7 +240,12 @@ impl SoftmaxForm {
             kvec.push((0..f.n()).map(|i| k[(i, 0)]).collect::<Vec<f64>>());
         }
         for blk in &self.cross {
-            let (q, e) = bilinear_at(blk.s.as_ref(), blk.abs_s.as_ref(), &kvec[blk.c], &kvec[blk.d]);
+            let (q, e) = bilinear_at(
+                blk.s.as_ref(),
+                blk.abs_s.as_ref(),
+                &kvec[blk.c],
+                &kvec[blk.d],
+            );
             let iv = Interval::new(-q - e, -q + e);
             b.cov[blk.c][blk.d] = iv;
             b.cov[blk.d][blk.c] = iv;
@@ -251,15 +256,32 @@ impl SoftmaxForm {
     /// Certified enclosures of the latent means and covariances over `region`, and candidate
     /// points for the extremum of `π_class` in direction `sense` (where `μ_class` is extreme that
     /// way and every other class's mean the other way).
-    pub fn latent_over(&self, region: &Region, class: usize, sense: Sense) -> (LatentBox, Vec<Vec<f64>>) {
+    pub fn latent_over(
+        &self,
+        region: &Region,
+        class: usize,
+        sense: Sense,
+    ) -> (LatentBox, Vec<Vec<f64>>) {
         let mut b = self.empty_box();
         let sws: Vec<_> = self.classes.iter().map(|f| f.sandwiches(region)).collect();
         let mut cands = Vec::new();
         for (c, f) in self.classes.iter().enumerate() {
-            let (lo, xl) =
-                linear::lower(f.decomposition(), f.support(), &sws[c], f.t(), f.mean(), region);
-            let (hi, xh) =
-                linear::upper(f.decomposition(), f.support(), &sws[c], f.t(), f.mean(), region);
+            let (lo, xl) = linear::lower(
+                f.decomposition(),
+                f.support(),
+                &sws[c],
+                f.t(),
+                f.mean(),
+                region,
+            );
+            let (hi, xh) = linear::upper(
+                f.decomposition(),
+                f.support(),
+                &sws[c],
+                f.t(),
+                f.mean(),
+                region,
+            );
             b.mean[c] = Interval::new(lo, hi.max(lo));
             let v = variance::bounds(f, &sws[c], region);
             b.cov[c][c] = Interval::new(v.lower, v.upper.max(v.lower));
@@ -292,7 +314,10 @@ impl SoftmaxForm {
     /// If `class` is not a class index or `latent` has the wrong size.
     pub fn probability_bound(&self, class: usize, latent: &LatentBox, side: Side) -> f64 {
         let m = self.n_classes();
-        assert!(class < m && latent.mean.len() == m, "class or latent box out of range");
+        assert!(
+            class < m && latent.mean.len() == m,
+            "class or latent box out of range"
+        );
         let (mean, cov) = differences(latent, class);
         let grid: Vec<Vec<f64>> = (0..m - 1)
             .map(|c| {
@@ -350,9 +375,9 @@ fn differences(latent: &LatentBox, i: usize) -> (Vec<Interval>, Vec<Vec<Interval
         })
         .collect();
     let n = others.len();
-    for k in 0..n {
-        cov[k][k].lo = cov[k][k].lo.max(0.0);
-        cov[k][k].hi = cov[k][k].hi.max(0.0);
+    for (k, row) in cov.iter_mut().enumerate() {
+        row[k].lo = row[k].lo.max(0.0);
+        row[k].hi = row[k].hi.max(0.0);
     }
     for k in 0..n {
         for l in 0..n {
@@ -378,11 +403,7 @@ impl Chain<'_> {
     fn cell(&self, j: usize, l: usize) -> (f64, f64) {
         let g = &self.grid[j];
         let a = if l == 0 { f64::NEG_INFINITY } else { g[l - 1] };
-        let b = if l == g.len() {
-            f64::INFINITY
-        } else {
-            g[l]
-        };
+        let b = if l == g.len() { f64::INFINITY } else { g[l] };
         (a, b)
     }
 
@@ -462,7 +483,7 @@ fn condition(
         ));
     }
     let sjj = cov[j][j];
-    if !(sjj.lo > 0.0) || !a.is_finite() || !b.is_finite() {
+    if sjj.lo.is_nan() || sjj.lo <= 0.0 || !a.is_finite() || !b.is_finite() {
         return None;
     }
     let dev = Interval::new(a, b).sub(mu[j]);
@@ -526,7 +547,12 @@ impl Bounded for SoftmaxProblem<'_> {
     }
 }
 
-fn check(form: &SoftmaxForm, class: usize, region: &Region, options: &BnbOptions) -> Result<(), VerifyError> {
+fn check(
+    form: &SoftmaxForm,
+    class: usize,
+    region: &Region,
+    options: &BnbOptions,
+) -> Result<(), VerifyError> {
     if class >= form.n_classes() {
         return Err(VerifyError::Invalid(format!(
             "class index {class} is out of range (the model has {} classes)",

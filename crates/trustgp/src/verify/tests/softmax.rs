@@ -66,7 +66,10 @@ fn lemma12_bounds_equal_grid_extrema_and_enclose_every_grid_value() {
                 gmax = gmax.max(p);
             }
         }
-        assert!(lo <= gmin && gmax <= hi, "case {case}: {lo} {gmin} {gmax} {hi}");
+        assert!(
+            lo <= gmin && gmax <= hi,
+            "case {case}: {lo} {gmin} {gmax} {hi}"
+        );
         // The minimum is at a corner (on the grid): equal; the maximum may be interior, where a
         // 300² grid misses it by O(h²).
         assert!(gmin - lo < 1e-8, "case {case}: min {lo} vs grid {gmin}");
@@ -81,7 +84,10 @@ fn lemma12_bounds_equal_grid_extrema_and_enclose_every_grid_value() {
     ] {
         let (p, e) = probability(a, b, m, v);
         let q = interval_probability_by_quadrature(a, b, m, v);
-        assert!((p - q).abs() <= 1e-9 * q.max(1e-300) + e + 1e-14, "{p} vs {q}");
+        assert!(
+            (p - q).abs() <= 1e-9 * q.max(1e-300) + e + 1e-14,
+            "{p} vs {q}"
+        );
     }
 }
 
@@ -124,8 +130,8 @@ fn softmax_quadrature(mu: &[f64], cov: &Mat<f64>) -> Vec<f64> {
         let top = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let e: Vec<f64> = f.iter().map(|v| (v - top).exp()).collect();
         let z: f64 = e.iter().sum();
-        for c in 0..m {
-            out[c] += w * e[c] / z;
+        for (o, ec) in out.iter_mut().zip(&e) {
+            *o += w * ec / z;
         }
         let mut d = 0;
         while d < m {
@@ -154,8 +160,9 @@ fn data(n: usize, classes: usize, seed: u64) -> (Mat<f64>, Vec<usize>) {
                 i
             } else {
                 let v = x[(i, 0)] + 0.5 * x[(i, 1)] + rng.random_range(-0.5..0.5);
-                ((v + 2.5) * classes as f64 / 5.0).floor().clamp(0.0, classes as f64 - 1.0)
-                    as usize
+                ((v + 2.5) * classes as f64 / 5.0)
+                    .floor()
+                    .clamp(0.0, classes as f64 - 1.0) as usize
             }
         })
         .collect();
@@ -173,7 +180,12 @@ fn models() -> Vec<MulticlassLaplace> {
         MulticlassLaplace::at(x.as_ref(), &y, classes, k).unwrap()
     };
     vec![
-        fit(14, 3, 1, ClassKernels::Shared(kernel("se(ls=0.9, var=2.0)"))),
+        fit(
+            14,
+            3,
+            1,
+            ClassKernels::Shared(kernel("se(ls=0.9, var=2.0)")),
+        ),
         fit(
             12,
             3,
@@ -184,8 +196,18 @@ fn models() -> Vec<MulticlassLaplace> {
                 kernel("matern32(ls=0.6, var=2.0)"),
             ]),
         ),
-        fit(10, 2, 3, ClassKernels::Shared(kernel("rq(ls=0.7, var=1.8, alpha=1.5)"))),
-        fit(12, 4, 4, ClassKernels::Shared(kernel("matern52(ls=1.0, var=3.0)"))),
+        fit(
+            10,
+            2,
+            3,
+            ClassKernels::Shared(kernel("rq(ls=0.7, var=1.8, alpha=1.5)")),
+        ),
+        fit(
+            12,
+            4,
+            4,
+            ClassKernels::Shared(kernel("matern52(ls=1.0, var=3.0)")),
+        ),
     ]
 }
 
@@ -233,9 +255,11 @@ fn box_bounds_hold_at_1e5_sampled_points_and_branch_and_bound_stays_sound() {
         for b in 0..boxes_per_model {
             let c: Vec<f64> = (0..2).map(|_| rng.random_range(-1.8..1.8)).collect();
             let r = rng.random_range(0.02..0.4);
-            let region =
-                Region::new(c.iter().map(|v| v - r).collect(), c.iter().map(|v| v + r).collect())
-                    .unwrap();
+            let region = Region::new(
+                c.iter().map(|v| v - r).collect(),
+                c.iter().map(|v| v + r).collect(),
+            )
+            .unwrap();
             let xs = samples(&region, per_box, 7 + b as u64);
             let lat = model.predict_latent(xs.as_ref()).unwrap();
             // The root enclosures of the latent moments and the root probability bounds.
@@ -264,13 +288,20 @@ fn box_bounds_hold_at_1e5_sampled_points_and_branch_and_bound_stays_sound() {
                     for l in 0..m {
                         let v = lat.cov[p][(k, l)];
                         let iv = root.cov[k][l];
-                        assert!(iv.lo <= v + 1e-12 && v <= iv.hi + 1e-12, "cov {k}{l}: {iv:?} {v}");
+                        assert!(
+                            iv.lo <= v + 1e-12 && v <= iv.hi + 1e-12,
+                            "cov {k}{l}: {iv:?} {v}"
+                        );
                     }
                 }
                 let exact = softmax_quadrature(&mu, &lat.cov[p]);
                 for k in 0..m {
                     let e = exact[k];
-                    assert!(roots[k].0 <= e + GH_TOL && e <= roots[k].1 + GH_TOL, "model {mi} box {b} class {k}: root {:?} {e}", roots[k]);
+                    assert!(
+                        roots[k].0 <= e + GH_TOL && e <= roots[k].1 + GH_TOL,
+                        "model {mi} box {b} class {k}: root {:?} {e}",
+                        roots[k]
+                    );
                     assert!(
                         bnb[k].lower <= e + GH_TOL && e <= bnb[k].upper + GH_TOL,
                         "model {mi} box {b} class {k}: bnb [{}, {}] {e}",
@@ -288,7 +319,6 @@ fn box_bounds_hold_at_1e5_sampled_points_and_branch_and_bound_stays_sound() {
     }
     assert!(checked >= 100_000);
 }
-
 
 /// Two classes with a shared kernel `k`: `π_0 = E σ(g)` with `g = f_0 − f_1`, a single latent
 /// with kernel `2k`, `t_g = (t_0 − t_1)/2` and `S_g = (S_00 + S_11 − S_01 − S_10)/4` (the
@@ -325,7 +355,10 @@ fn two_class_softmax_bounds_agree_with_the_binary_logit_path() {
         let m = g.moments_at(&xp);
         let (blo, bhi) = BinaryLink::Logistic.bracket(m.mean, m.var);
         let (slo, shi) = form.probability_bracket(&xp)[0];
-        assert!(slo <= blo + 1e-9 && bhi <= shi + 1e-9, "{p}: [{slo}, {shi}] vs [{blo}, {bhi}]");
+        assert!(
+            slo <= blo + 1e-9 && bhi <= shi + 1e-9,
+            "{p}: [{slo}, {shi}] vs [{blo}, {bhi}]"
+        );
         assert!(shi - slo < 1e-3, "{p}: width {}", shi - slo);
     }
     // Boxes: both paths' searches bracket the same extrema.
@@ -350,8 +383,18 @@ fn two_class_softmax_bounds_agree_with_the_binary_logit_path() {
         assert!(v.lower <= b.min_found + 1e-9 && b.lower <= v.min_found + 1e-9);
         assert!(v.upper >= b.max_found - 1e-9 && b.upper >= v.max_found - 1e-9);
         // And equally tight: both converge to the same extrema.
-        assert!((v.lower - b.lower).abs() < 5e-3, "{} vs {}", v.lower, b.lower);
-        assert!((v.upper - b.upper).abs() < 5e-3, "{} vs {}", v.upper, b.upper);
+        assert!(
+            (v.lower - b.lower).abs() < 5e-3,
+            "{} vs {}",
+            v.lower,
+            b.lower
+        );
+        assert!(
+            (v.upper - b.upper).abs() < 5e-3,
+            "{} vs {}",
+            v.upper,
+            b.upper
+        );
     }
 }
 
@@ -389,9 +432,17 @@ fn hand_built_truth(mf: &MulticlassForm, x: f64) -> Vec<f64> {
         .collect();
     let cov = Mat::from_fn(3, 3, |c, d| {
         let q: f64 = (0..n)
-            .map(|i| (0..n).map(|j| k[i] * mf.s[(c * n + i, d * n + j)] * k[j]).sum::<f64>())
+            .map(|i| {
+                (0..n)
+                    .map(|j| k[i] * mf.s[(c * n + i, d * n + j)] * k[j])
+                    .sum::<f64>()
+            })
             .sum();
-        if c == d { 1.0 - q } else { -q }
+        if c == d {
+            1.0 - q
+        } else {
+            -q
+        }
     });
     softmax_quadrature(&mu, &cov)
 }
@@ -414,13 +465,24 @@ fn branch_and_bound_closes_the_gap_to_epsilon_on_a_hand_built_form() {
     };
     for c in 0..3 {
         let v = verify_softmax(&form, c, &region, &opts).unwrap();
-        assert_eq!((v.exit_min, v.exit_max), (ExitReason::Converged, ExitReason::Converged));
+        assert_eq!(
+            (v.exit_min, v.exit_max),
+            (ExitReason::Converged, ExitReason::Converged)
+        );
         assert!(v.gap <= eps, "class {c}: gap {}", v.gap);
         let gmin = grid.iter().map(|p| p[c]).fold(f64::INFINITY, f64::min);
         let gmax = grid.iter().map(|p| p[c]).fold(f64::NEG_INFINITY, f64::max);
         // ε-exact: the sound bounds are within ε (plus the grid's resolution) of the extrema.
-        assert!(v.lower <= gmin + GH_TOL && gmin <= v.lower + eps + 1e-3, "class {c}: {} {gmin}", v.lower);
-        assert!(v.upper >= gmax - GH_TOL && gmax >= v.upper - eps - 1e-3, "class {c}: {} {gmax}", v.upper);
+        assert!(
+            v.lower <= gmin + GH_TOL && gmin <= v.lower + eps + 1e-3,
+            "class {c}: {} {gmin}",
+            v.lower
+        );
+        assert!(
+            v.upper >= gmax - GH_TOL && gmax >= v.upper - eps - 1e-3,
+            "class {c}: {} {gmax}",
+            v.upper
+        );
     }
     // The decision rule against the same grid: certified on a small box where one class
     // dominates, refuted on the whole box when the argmax changes across it.
@@ -428,7 +490,10 @@ fn branch_and_bound_closes_the_gap_to_epsilon_on_a_hand_built_form() {
     let flips = grid.iter().any(|p| argmax(p) != argmax(&grid[0]));
     let d = softmax_decision(&form, &[-0.4], &region, &opts).unwrap();
     assert_eq!(d.predicted, argmax(&grid[0]));
-    assert!(flips && !d.certified, "the argmax changes across the box: {d:?}");
+    assert!(
+        flips && !d.certified,
+        "the argmax changes across the box: {d:?}"
+    );
     let small = Region::new(vec![-0.45], vec![-0.35]).unwrap();
     let d = softmax_decision(&form, &[-0.4], &small, &opts).unwrap();
     assert!(d.certified, "{d:?}");
@@ -453,14 +518,22 @@ fn variance_bounds_hold_for_a_well_conditioned_s() {
     for b in 0..20 {
         let c: Vec<f64> = (0..2).map(|_| rng.random_range(-1.8..1.8)).collect();
         let r = rng.random_range(0.05..0.5);
-        let region =
-            Region::new(c.iter().map(|v| v - r).collect(), c.iter().map(|v| v + r).collect())
-                .unwrap();
+        let region = Region::new(
+            c.iter().map(|v| v - r).collect(),
+            c.iter().map(|v| v + r).collect(),
+        )
+        .unwrap();
         let v = crate::verify::variance::bounds(&f, &f.sandwiches(&region), &region);
         let xs = samples(&region, 2000, b);
         for p in 0..xs.nrows() {
             let m = f.moments_at(&[xs[(p, 0)], xs[(p, 1)]]);
-            assert!(v.lower <= m.var && m.var <= v.upper, "box {b}: {} {} {}", v.lower, m.var, v.upper);
+            assert!(
+                v.lower <= m.var && m.var <= v.upper,
+                "box {b}: {} {} {}",
+                v.lower,
+                m.var,
+                v.upper
+            );
         }
     }
 }
