@@ -1,6 +1,6 @@
 //! The probability that a Gaussian falls in an interval, `P(μ, Σ) = ∫_a^b N(ξ | μ, Σ) dξ`, and
 //! its sound minimum and maximum over a `(μ, Σ)` rectangle (spec §2.8, Lemma 12, with the
-//! infinite endpoints of the [choice] there and the tail-stable differences of §6.8).
+//! infinite endpoints of the \[choice\] there and the tail-stable differences of §6.8).
 //!
 //! For fixed `Σ`, `P` is symmetric and unimodal in `μ` about the centre `(a + b)/2`, so over
 //! `[μ_L, μ_U]` it is largest at the centre clipped into the interval and smallest at the endpoint

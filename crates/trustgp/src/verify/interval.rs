@@ -36,17 +36,17 @@ impl Interval {
     }
 
     /// `self + o`.
-    pub fn add(self, o: Interval) -> Interval {
+    pub fn plus(self, o: Interval) -> Interval {
         Interval::new(down(self.lo + o.lo), up(self.hi + o.hi))
     }
 
     /// `self − o`.
-    pub fn sub(self, o: Interval) -> Interval {
+    pub fn minus(self, o: Interval) -> Interval {
         Interval::new(down(self.lo - o.hi), up(self.hi - o.lo))
     }
 
     /// `self · o`.
-    pub fn mul(self, o: Interval) -> Interval {
+    pub fn times(self, o: Interval) -> Interval {
         if self.is_zero() || o.is_zero() {
             return Interval::new(0.0, 0.0);
         }
@@ -67,7 +67,7 @@ impl Interval {
             return None;
         }
         let inv = Interval::new(down(1.0 / o.hi), up(1.0 / o.lo));
-        Some(self.mul(inv))
+        Some(self.times(inv))
     }
 
     /// `self²` (tighter than `self · self` when the interval straddles zero).

@@ -20,14 +20,14 @@
 //! 3. `P(g ∈ S_l)` is bounded by the chain rule over the axes, last to first (Prop. 11): the
 //!    factor of axis `j` is a Gaussian interval probability whose conditional mean and variance
 //!    given `g_{j+1..} ∈ S_l` are enclosed by interval Gaussian elimination (the spec's general
-//!    [choice]; with two axes it is the spec's explicit `m = 2` formula evaluated in intervals),
+//!    \[choice\]; with two axes it is the spec's explicit `m = 2` formula evaluated in intervals),
 //!    and Lemma 12 bounds it over those intervals ([`super::gauss_interval`]). When a
 //!    conditioning is impossible (a variance interval reaching 0, an unbounded cell with a
 //!    non-zero coefficient), the rest of the chain is bounded trivially: 0 from below, and from
 //!    above by the largest corner weight of the remaining cells (their probabilities sum to at
 //!    most one).
 //!
-//! **Grid** [choice, deviating from the spec's fixed root grid]: each bound gets its own grid,
+//! **Grid** \[choice, deviating from the spec's fixed root grid]: each bound gets its own grid,
 //! per axis `K` breakpoints at normal quantiles evenly spaced in probability between `Φ(−7)` and
 //! `Φ(7)`, scaled by the difference's spread (half the range of its mean plus its largest
 //! standard deviation), plus two unbounded end cells of negligible mass. Any partition makes
@@ -362,7 +362,7 @@ fn differences(latent: &LatentBox, i: usize) -> (Vec<Interval>, Vec<Vec<Interval
     let others: Vec<usize> = (0..latent.mean.len()).filter(|k| *k != i).collect();
     let mean = others
         .iter()
-        .map(|&k| latent.mean[k].sub(latent.mean[i]))
+        .map(|&k| latent.mean[k].minus(latent.mean[i]))
         .collect();
     let c = &latent.cov;
     let mut cov: Vec<Vec<Interval>> = others
@@ -370,7 +370,7 @@ fn differences(latent: &LatentBox, i: usize) -> (Vec<Interval>, Vec<Vec<Interval
         .map(|&k| {
             others
                 .iter()
-                .map(|&l| c[k][l].sub(c[k][i]).sub(c[i][l]).add(c[i][i]))
+                .map(|&l| c[k][l].minus(c[k][i]).minus(c[i][l]).plus(c[i][i]))
                 .collect()
         })
         .collect();
@@ -486,11 +486,11 @@ fn condition(
     if sjj.lo.is_nan() || sjj.lo <= 0.0 || !a.is_finite() || !b.is_finite() {
         return None;
     }
-    let dev = Interval::new(a, b).sub(mu[j]);
+    let dev = Interval::new(a, b).minus(mu[j]);
     let mut mu2 = Vec::with_capacity(j);
     for k in 0..j {
         let beta = cov[k][j].div_positive(sjj)?;
-        mu2.push(mu[k].add(beta.mul(dev)));
+        mu2.push(mu[k].plus(beta.times(dev)));
     }
     let mut cov2 = vec![vec![Interval::new(0.0, 0.0); j]; j];
     for k in 0..j {
@@ -498,9 +498,9 @@ fn condition(
             let corr = if k == l {
                 cov[k][j].square().div_positive(sjj)?
             } else {
-                cov[k][j].mul(cov[l][j]).div_positive(sjj)?
+                cov[k][j].times(cov[l][j]).div_positive(sjj)?
             };
-            let mut v = cov[k][l].sub(corr);
+            let mut v = cov[k][l].minus(corr);
             if k == l {
                 v.lo = v.lo.max(0.0);
                 v.hi = v.hi.max(0.0);

@@ -283,8 +283,8 @@ fn box_bounds_hold_at_1e5_sampled_points_and_branch_and_bound_stays_sound() {
                 .collect();
             for p in 0..xs.nrows() {
                 let mu: Vec<f64> = (0..m).map(|k| lat.mean[(p, k)]).collect();
-                for k in 0..m {
-                    assert!(root.mean[k].lo <= mu[k] && mu[k] <= root.mean[k].hi);
+                for (k, &mk) in mu.iter().enumerate() {
+                    assert!(root.mean[k].lo <= mk && mk <= root.mean[k].hi);
                     for l in 0..m {
                         let v = lat.cov[p][(k, l)];
                         let iv = root.cov[k][l];
