@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use trustgp::data::read_inputs;
+use trustgp::estimators::ClassifierModel;
 use trustgp::estimators::{file, load_classifier, Classifier, Regressor};
 use trustgp::verify::{
-    attribution_with, binary_certified, verify_classifier_box, verify_regressor_box, BinaryLink,
-    BnbOptions, Quantity, Region, Verified,
+    attribution_with, binary_certified, classifier_bracket, classifier_decision,
+    verify_classifier_box, verify_regressor_box, BinaryLink, BnbOptions, Quantity, Region,
+    Verified,
 };
 
 use super::{print_json, CliError};
@@ -184,7 +186,11 @@ fn attribution_json(att: &[trustgp::verify::Attribution], inputs: &[String]) -> 
 
 /// A classifier: `--quantity probability` (default) of the class `--class` (default: the
 /// second of the sorted classes), or that class's latent `mean`/`variance`; `certified` = the
-/// decision at the point cannot flip (probability only; `null` otherwise).
+/// decision at the point cannot flip (probability only; `null` otherwise). For a multi-class
+/// model the decision is the spec's Eq. 7 over all classes (reported under `decision`: the
+/// predicted class, its probability's lower bound, the others' upper bounds — `null` for those
+/// not needed once the answer was decided), and `probability_bracket` is the certified value
+/// of the class probability at the point.
 fn run_classifier(a: &VerifyArgs, clf: &Classifier, options: &BnbOptions) -> Result<(), CliError> {
     let name = a.quantity.as_deref().unwrap_or("probability");
     let quantity = match name {
@@ -223,7 +229,37 @@ fn run_classifier(a: &VerifyArgs, clf: &Classifier, options: &BnbOptions) -> Res
         let mut p = point_json(&v, &clf.inputs);
         let p_star = proba[(0, class)];
         p.insert("probability".into(), json!(p_star));
+        let multiclass = matches!(clf.model, ClassifierModel::Multiclass(_));
+        if multiclass {
+            // `probability` is predict's Monte Carlo estimate; the bounds use the certified
+            // bracket of the same integral (the searches' values are its midpoints).
+            let br = classifier_bracket(clf, xr)?;
+            p.insert(
+                "probability_bracket".into(),
+                json!([br[class].0, br[class].1]),
+            );
+        }
         let certified = match quantity {
+            Quantity::Probability(_) if multiclass => {
+                // Spec Eq. 7: the predicted class's lower bound above every other's upper one.
+                let d = classifier_decision(clf, xr, data_box, options)?;
+                let others: Map<String, Value> = d
+                    .others_upper
+                    .iter()
+                    .enumerate()
+                    .filter(|(c, _)| *c != d.predicted)
+                    .map(|(c, u)| (clf.classes[c].clone(), json!(u.is_finite().then_some(*u))))
+                    .collect();
+                p.insert(
+                    "decision".into(),
+                    json!({
+                        "predicted": clf.classes[d.predicted],
+                        "lower": d.lower,
+                        "others_upper": others,
+                    }),
+                );
+                Some(d.certified)
+            }
             Quantity::Probability(_) => Some(binary_certified(p_star, &v)),
             _ => None,
         };

@@ -10,6 +10,10 @@
 //!
 //! `certified` (spec's binary rule): the decision at `x*` cannot flip — the class probability
 //! stays on the side of ½ it is on at `x*` over the whole box.
+//!
+//! A multi-class (softmax) model has one latent per class ([`multiclass_form`]); its class
+//! probabilities are bounded by [`super::softmax`], its latents' means and variances as single
+//! latents, and its decision by the spec's Eq. 7 ([`classifier_decision`]).
 
 use super::bnb::BnbOptions;
 use super::form::LatentForm;
@@ -17,6 +21,7 @@ use super::link::BinaryLink;
 use super::quantity::{verify, Quantity, Verified};
 use super::region::Region;
 use super::regression::{standardised_box, to_data};
+use super::softmax::{softmax_decision, verify_softmax, SoftmaxDecision, SoftmaxForm};
 use super::{rounding, VerifyError};
 use crate::estimators::classifier::{BinaryModel, Classifier, ClassifierModel};
 use crate::likelihoods::Link;
@@ -45,10 +50,22 @@ pub fn classifier_form(clf: &Classifier) -> Result<(LatentForm, BinaryLink), Ver
             Ok((form, link))
         }
         ClassifierModel::Multiclass(_) => Err(VerifyError::UnsupportedModel(
-            "multi-class (softmax) classifiers: the softmax bounds (latent-space \
-             discretisation, spec §2.9) are not built yet; binary classifiers and every \
-             single-output regression model are supported"
+            "a multi-class (softmax) classifier has one latent per class, not one binary \
+             latent: use multiclass_form"
                 .into(),
+        )),
+    }
+}
+
+/// The softmax form (standardised inputs) of a multi-class classifier.
+///
+/// # Errors
+/// A binary classifier (see [`classifier_form`]), or a kernel the bounds do not support.
+pub fn multiclass_form(clf: &Classifier) -> Result<SoftmaxForm, VerifyError> {
+    match &clf.model {
+        ClassifierModel::Multiclass(m) => SoftmaxForm::new(&m.latent_form()),
+        ClassifierModel::Binary(_) => Err(VerifyError::UnsupportedModel(
+            "a binary classifier has one latent: use classifier_form".into(),
         )),
     }
 }
@@ -131,8 +148,16 @@ pub fn verify_classifier_box(
         )));
     }
     let std_box = standardised_box(&clf.standardizer, data_box)?;
-    let (form, link) = classifier_form(clf)?;
-    let mut v = verify_binary(&form, link, class == 1, quantity, &std_box, options)?;
+    let mut v = if let ClassifierModel::Multiclass(_) = clf.model {
+        let form = multiclass_form(clf)?;
+        match quantity {
+            Quantity::Probability(_) => verify_softmax(&form, class, &std_box, options)?,
+            q => verify(form.class_form(class), q, &std_box, options)?,
+        }
+    } else {
+        let (form, link) = classifier_form(clf)?;
+        verify_binary(&form, link, class == 1, quantity, &std_box, options)?
+    };
     v.argmin = to_data(&clf.standardizer, data_box, &v.argmin);
     v.argmax = to_data(&clf.standardizer, data_box, &v.argmax);
     Ok(v)
@@ -172,4 +197,55 @@ pub fn binary_certified(p_star: f64, v: &Verified) -> bool {
     } else {
         false
     }
+}
+
+/// The multi-class decision rule (spec §2.1, Eq. 7) of a softmax classifier at `x*` (data
+/// units) over a box of data-units inputs containing it.
+///
+/// # Errors
+/// A binary classifier, `x*` outside the box, a box of the wrong width, or a bad tolerance.
+pub fn classifier_decision(
+    clf: &Classifier,
+    x_star: &[f64],
+    data_box: &Region,
+    options: &BnbOptions,
+) -> Result<SoftmaxDecision, VerifyError> {
+    if x_star.len() != data_box.dim() || !data_box.contains(x_star) {
+        return Err(VerifyError::Invalid(
+            "the decision point x* must lie in the box".into(),
+        ));
+    }
+    let form = multiclass_form(clf)?;
+    let std_box = standardised_box(&clf.standardizer, data_box)?;
+    // The standardised x* is clamped into the (outward-rounded) standardised box.
+    let st = &clf.standardizer;
+    let xs: Vec<f64> = x_star
+        .iter()
+        .enumerate()
+        .map(|(j, v)| ((v - st.x_mean[j]) / st.x_std[j]).clamp(std_box.lower[j], std_box.upper[j]))
+        .collect();
+    softmax_decision(&form, &xs, &std_box, options)
+}
+
+/// Certified brackets `[lo, hi] ∋ π_c(x)` of every class probability of a softmax classifier
+/// at `x` (data units): the deterministic counterpart of its Monte Carlo `predict_proba`
+/// (see [`super::softmax`]).
+///
+/// # Errors
+/// A binary classifier, a point of the wrong width or with non-finite entries.
+pub fn classifier_bracket(clf: &Classifier, x: &[f64]) -> Result<Vec<(f64, f64)>, VerifyError> {
+    let st = &clf.standardizer;
+    if x.len() != st.x_mean.len() || x.iter().any(|v| !v.is_finite()) {
+        return Err(VerifyError::Invalid(format!(
+            "the point must have {} finite inputs",
+            st.x_mean.len()
+        )));
+    }
+    let form = multiclass_form(clf)?;
+    let xs: Vec<f64> = x
+        .iter()
+        .enumerate()
+        .map(|(j, v)| (v - st.x_mean[j]) / st.x_std[j])
+        .collect();
+    Ok(form.probability_bracket(&xs))
 }

@@ -16,7 +16,8 @@
 //!    over the relaxed feasible set ([`relaxation`]), solved by Clarabel and certified by weak
 //!    duality ([`variance_qp`]);
 //! 4. the `(mean, variance)` box is mapped to probability bounds by monotonicity (probit,
-//!    logistic) ([`link`]);
+//!    logistic) ([`link`]); a multi-class softmax by latent-space discretisation and the chain
+//!    rule over its classes ([`softmax`]);
 //! 5. a best-first branch and bound ([`bnb`]) splits `T` until the gap between the sound bound
 //!    and the best value found at a concrete point closes to ε ([`quantity`] ties 1–4 to it).
 //!
@@ -26,9 +27,12 @@
 pub mod attribution;
 pub mod bnb;
 pub mod classification;
+pub mod cross;
 pub mod decomposition;
 mod error;
 pub mod form;
+pub mod gauss_interval;
+pub mod interval;
 pub mod linear;
 pub mod link;
 pub mod psi;
@@ -38,6 +42,7 @@ pub mod regression;
 pub mod relaxation;
 pub mod rounding;
 pub mod separable;
+pub mod softmax;
 #[cfg(test)]
 mod tests;
 pub mod variance;
@@ -46,8 +51,8 @@ pub mod variance_qp;
 pub use attribution::{attribution, attribution_with, Attribution};
 pub use bnb::{branch_and_bound, BnbOptions, BnbResult, ExitReason, Sense};
 pub use classification::{
-    binary_certified, binary_link, classifier_form, verify_binary, verify_classifier,
-    verify_classifier_box,
+    binary_certified, binary_link, classifier_bracket, classifier_decision, classifier_form,
+    multiclass_form, verify_binary, verify_classifier, verify_classifier_box,
 };
 pub use error::VerifyError;
 pub use form::LatentForm;
@@ -55,4 +60,5 @@ pub use link::BinaryLink;
 pub use quantity::{verify, Quantity, Verified};
 pub use region::Region;
 pub use regression::{regressor_form, verify_regressor, verify_regressor_box};
+pub use softmax::{softmax_decision, verify_softmax, SoftmaxDecision, SoftmaxForm};
 pub use variance_qp::VarianceMethod;

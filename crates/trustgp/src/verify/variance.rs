@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! q(x) = rᵀ S r = 2 (S m)ᵀ r − mᵀ S m + δᵀ S δ,
-//! max(λ_min ‖h‖², −hᵀ|S|h) ≤ δᵀ S δ ≤ min(λ_max ‖h‖², hᵀ|S|h),
+//! max(min(λ_min, 0) ‖h‖², −hᵀ|S|h) ≤ δᵀ S δ ≤ min(max(λ_max, 0) ‖h‖², hᵀ|S|h),
 //! ```
 //!
 //! and the linear term is a weighted sum of kernels ([`super::linear`]). So `var = k(x,x) − q`
@@ -57,8 +57,10 @@ pub fn bounds(form: &LatentForm, sw: &PointSandwiches, region: &Region) -> Varia
     // The rounding of hᵀ|S|h and λ‖h‖² only matters upward (for the remainder's bound).
     let hah = rounding::up(hah, hah * slack);
     let (lmin, lmax) = form.eigen_bounds();
-    let rem_lo = (lmin * hh).max(-hah);
-    let rem_hi = (lmax * hh).min(hah);
+    // δᵀSδ ≥ λ_min ‖δ‖² with 0 ≤ ‖δ‖² ≤ ‖h‖²: the bound is λ_min ‖h‖² only when λ_min < 0
+    // (δ = 0 is allowed, so a positive λ_min gives 0, not λ_min ‖h‖²); the same for λ_max.
+    let rem_lo = (lmin.min(0.0) * hh).max(-hah);
+    let rem_hi = (lmax.max(0.0) * hh).min(hah);
     let c: Vec<f64> = (0..n).map(|i| 2.0 * g[(i, 0)]).collect();
     let none = AffineMean {
         m0: 0.0,

@@ -7,6 +7,7 @@ mod classification;
 mod primitives;
 mod probability;
 mod regression;
+mod softmax;
 mod variance_qp;
 
 use faer::Mat;
