@@ -175,3 +175,96 @@ fn bad_input_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains('a') && !err.is_empty(), "{err}");
 }
+
+/// Multi-output models (mogp, mo-rcgp): `--output T` bounds output T's latent mean and variance,
+/// which contain `predict --latent`'s `mean_T`/`std_T²` on a 21×21 grid of each box.
+#[test]
+fn multi_output_models_are_verified_per_output() {
+    let dir = scratch("verify", "multi-output");
+    let mut csv = String::from("a,b,y1,y2\n");
+    for i in 0..40 {
+        let a = i as f64 * 0.25;
+        let b = ((i * 7) % 13) as f64 * 0.3;
+        let y1 = (a * 0.8).sin() + 0.5 * b + 0.01 * ((i * 3) % 5) as f64;
+        // One gross outlier in the second output, for the robust weights to act on.
+        let y2 = 0.7 * (a * 0.8).sin() - 0.3 * b + if i == 7 { 5.0 } else { 0.0 };
+        csv.push_str(&format!("{a},{b},{y1},{y2}\n"));
+    }
+    let data = write(&dir, "train.csv", &csv);
+    let points = write(&dir, "points.csv", "a,b\n2.0,1.5\n7.1,0.4\n");
+    let gamma = 0.3;
+    for model_name in ["mo-rcgp", "mogp"] {
+        let model = dir.join(format!("{model_name}.json")).display().to_string();
+        let out = trustgp(&[
+            "fit", "--data", &data, "--target", "y1,y2", "--model", model_name, "--kernel", "se",
+            "--out", &model,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (output, col) in [("y1", 0), ("y2", 2)] {
+            for quantity in ["mean", "variance"] {
+                let out = trustgp(&[
+                    "verify",
+                    "--model",
+                    &model,
+                    "--data",
+                    &points,
+                    "--radius",
+                    "0.3",
+                    "--quantity",
+                    quantity,
+                    "--output",
+                    output,
+                    "--tolerance",
+                    "1e-3",
+                    "--max-iterations",
+                    "2000",
+                ]);
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                for (r, p) in v["points"].as_array().unwrap().iter().enumerate() {
+                    let f = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{k} missing"));
+                    let (lo, hi) = (f("lower"), f("upper"));
+                    let rt = 1e-9 * (1.0 + f("value").abs());
+                    assert!(lo <= f("min_found") && f("min_found") <= f("value") + rt);
+                    assert!(f("value") - rt <= f("max_found") && f("max_found") <= hi);
+                    let centre = if r == 0 { [2.0, 1.5] } else { [7.1, 0.4] };
+                    let mut grid = String::from("a,b\n");
+                    for i in 0..21 {
+                        for j in 0..21 {
+                            let a = centre[0] - gamma + 2.0 * gamma * i as f64 / 20.0;
+                            let b = centre[1] - gamma + 2.0 * gamma * j as f64 / 20.0;
+                            grid.push_str(&format!("{a},{b}\n"));
+                        }
+                    }
+                    let g = write(&dir, "grid.csv", &grid);
+                    let pred = trustgp(&["predict", "--model", &model, "--data", &g, "--latent"]);
+                    assert!(pred.status.success());
+                    let text = String::from_utf8_lossy(&pred.stdout).to_string();
+                    let mut lines = text.lines();
+                    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+                    assert_eq!(header[col], format!("mean_{output}"));
+                    for line in lines {
+                        let row: Vec<f64> = line.split(',').map(|s| s.parse().unwrap()).collect();
+                        let val = match quantity {
+                            "mean" => row[col],
+                            _ => row[col + 1] * row[col + 1],
+                        };
+                        let tol = 1e-9 * (1.0 + val.abs());
+                        assert!(
+                            lo - tol <= val && val <= hi + tol,
+                            "{model_name} {output} {quantity}: {lo} ≤ {val} ≤ {hi}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

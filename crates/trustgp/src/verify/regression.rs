@@ -14,13 +14,17 @@ use super::{rounding, VerifyError};
 use crate::data::Standardizer;
 use crate::estimators::regressor::{Fitted, SingleOutput};
 use crate::estimators::Regressor;
+use crate::kernels::Kernel;
 use crate::models::approximate::ApproxModel;
+use crate::models::robust::multi_output::MultiOutputModel;
+use crate::posterior::LinearGaussianForm;
+use faer::Mat;
 
 /// The latent form of output `output` of a fitted regressor, in standardised units.
 ///
 /// # Errors
-/// For multi-output models (their kernels are not a single [`crate::kernels::Kernel`]), an
-/// output out of range, or an unsupported kernel.
+/// For a vbks mixture, a multi-output kernel with several LMC terms, an output out of range, or
+/// an unsupported kernel.
 pub fn regressor_form(reg: &Regressor, output: usize) -> Result<LatentForm, VerifyError> {
     match &reg.fitted {
         Fitted::PerTarget(outs) => {
@@ -44,12 +48,63 @@ pub fn regressor_form(reg: &Regressor, output: usize) -> Result<LatentForm, Veri
                 )),
             }
         }
-        Fitted::Joint(..) => Err(VerifyError::UnsupportedModel(
-            "multi-output models (mogp, mo-rcgp) share a coregionalised kernel; verify supports \
-             the single-output models (gp, rcgp, sgpr, svgp, rcsvgp, cagp, rcagp, rrp)"
-                .into(),
-        )),
+        Fitted::Joint(model, _) => output_form(model, output),
     }
+}
+
+/// The latent form of output `T` of a multi-output model (mogp, mo-rcgp) whose kernel has one
+/// LMC term `B ⊗ κ`.
+///
+/// On task-indexed support points `(x_n, τ_n)` the model's output `T` is
+/// `f_T(x) = m_T + Σ_n B[T, τ_n] κ(x, x_n) t_n` with variance
+/// `B_TT κ(x, x) − rᵀ S r`, `r_n = B[T, τ_n] κ(x, x_n)`. With the kernel `k = B_TT · κ` and
+/// `D = diag(B[T, τ_n] / B_TT)`, that is the single-output form with `k(x, Z)` for `r`'s
+/// kernel part, `t' = D t` and `S' = D S D`.
+fn output_form(model: &MultiOutputModel, output: usize) -> Result<LatentForm, VerifyError> {
+    let lg = model.linear_gaussian();
+    let mo = lg.covariance();
+    if output >= mo.n_tasks() {
+        return Err(VerifyError::Invalid(format!(
+            "output {output} is out of range (the model has {} outputs)",
+            mo.n_tasks()
+        )));
+    }
+    let [term] = mo.terms() else {
+        return Err(VerifyError::UnsupportedModel(format!(
+            "a multi-output kernel with {} latent processes (LMC terms); verify supports one \
+             coregionalised kernel B ⊗ κ",
+            mo.terms().len()
+        )));
+    };
+    let b = term.coregion.b();
+    let b_tt = b[(output, output)];
+    if !(b_tt > 0.0 && b_tt.is_finite()) {
+        return Err(VerifyError::UnsupportedModel(format!(
+            "output {output} has prior variance B_TT = {b_tt}: its latent is not a GP to bound"
+        )));
+    }
+    let support = lg.support();
+    let d = support.ncols() - 1;
+    let scale = Kernel::parse(&format!("const(var={b_tt:e})"))
+        .map_err(|e| VerifyError::Invalid(format!("output {output}'s kernel scale: {e}")))?;
+    let kernel = Kernel::product(vec![scale, term.kernel.clone()]);
+    let weights: Vec<f64> = (0..support.nrows())
+        .map(|n| b[(output, support[(n, d)] as usize)] / b_tt)
+        .collect();
+    let t: Vec<f64> = lg.t().iter().zip(&weights).map(|(t, w)| w * t).collect();
+    let s = lg.s_matrix();
+    let s = Mat::from_fn(s.nrows(), s.ncols(), |i, j| {
+        weights[i] * s[(i, j)] * weights[j]
+    });
+    let mean = lg.prior_mean().0.get(output).copied().unwrap_or(0.0);
+    LatentForm::new(
+        kernel,
+        support.subcols(0, d).to_owned(),
+        t,
+        s,
+        mean,
+        Vec::new(),
+    )
 }
 
 /// Certified bounds of the latent mean or variance of output `output` over the ℓ∞ ball of
