@@ -39,6 +39,13 @@ impl BayesOpt {
         guarded(|| Run::from_json(text)).map(|run| BayesOpt { run })
     }
 
+    /// The expert's correction `value` of observation `index` (0-based, in the order told):
+    /// with the expert-guided prior mean (`expert_mean = "corrections"`), later proposals fit
+    /// the robust surrogate with the mean built from the corrections.
+    fn correct(&mut self, index: usize, value: f64) -> PyResult<()> {
+        guarded(|| self.run.correct(index, value))
+    }
+
     /// The run's JSON state.
     fn to_json(&self) -> PyResult<String> {
         guarded(|| self.run.to_json())

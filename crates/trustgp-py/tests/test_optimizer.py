@@ -153,3 +153,34 @@ def test_safe_learning_errors():
         opt.tell([[0.5]], [[1.0, 2.0]])
     with pytest.raises(ValueError, match="=<"):
         BayesianOptimizer({"x": (0.0, 1.0)}, constraints=["y=<1"])
+
+
+def test_expert_guided_prior_mean():
+    """The expert-guided mean of the robust surrogates: off and "corrections" without any
+    correction propose the same point; a correction and a constant mean change the proposal;
+    the setting and the corrections survive the JSON state; bad values are errors."""
+    bounds = {"x1": (0.0, 1.0), "x2": (0.0, 1.0)}
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(12, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 1]
+    y[4] += 6.0  # an outlier the expert will flag
+
+    def run(**kw):
+        opt = BayesianOptimizer(bounds, model="rcgp", seed=1, n_init=4, **kw)
+        opt.tell(X, y)
+        return opt
+
+    plain = run().ask(1)
+    waiting = run(expert_mean="corrections")
+    np.testing.assert_array_equal(waiting.ask(1), plain)
+    corrected = run(expert_mean="corrections").correct(4, y[4] - 6.0)
+    state = json.loads(corrected._run.to_json())
+    assert state["settings"]["expert_mean"] == {"kind": "corrections"}
+    assert not np.array_equal(corrected.ask(1), plain)
+    assert not np.array_equal(run(expert_mean=5.0).ask(1), plain)
+    with pytest.raises(ValueError, match="expert_mean"):
+        BayesianOptimizer(bounds, model="rcgp", expert_mean="sometimes")
+    with pytest.raises(ValueError, match="robust models"):
+        BayesianOptimizer(bounds, model="gp", expert_mean=1.0)
+    with pytest.raises(ValueError, match="does not exist"):
+        run(expert_mean="corrections").correct(99, 0.0)

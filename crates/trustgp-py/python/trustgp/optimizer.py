@@ -83,6 +83,10 @@ class BayesianOptimizer:
         The objective's name.
     robust_centre : {"prior", "loo"}, default="prior"
         Where the robust surrogates (rcgp, rcagp) centre their weights.
+    expert_mean : None, "off", float or "corrections", default=None
+        The expert-guided robust prior mean of the robust surrogates (rcgp, rcsvgp, rcagp;
+        RCaGP paper §5): a float is a constant mean in the objective's units; ``"corrections"``
+        builds it from the corrections given to :meth:`correct`. None or ``"off"``: none.
     """
 
     def __init__(
@@ -102,6 +106,7 @@ class BayesianOptimizer:
         beta=None,
         target="y",
         robust_centre="prior",
+        expert_mean=None,
     ):
         if direction not in _DIRECTIONS:
             raise ValueError(
@@ -123,6 +128,7 @@ class BayesianOptimizer:
         self.beta = beta
         self.target = target
         self.robust_centre = robust_centre
+        self.expert_mean = expert_mean
         self.safe = bool(self.constraints or self.sources or transfer or pool is not None)
         if self.safe:
             if not self.constraints:
@@ -160,6 +166,9 @@ class BayesianOptimizer:
                 "seed": self.seed,
                 "robust_centre": robust_centre,
             }
+            expert = _expert_prior(expert_mean)
+            if expert is not None:
+                settings["expert_mean"] = expert
             self._run = _core.BayesOpt(json.dumps(settings))
 
     @property
@@ -204,6 +213,14 @@ class BayesianOptimizer:
         self.last_acquisition_ = s["acquisition"]
         self.last_suggestion_ = s
         return np.asarray([s["x"]], dtype=np.float64)
+
+    def correct(self, index, value):
+        """The expert's corrected value of observation ``index`` (0-based, in the order told)
+        for the expert-guided prior mean (``expert_mean="corrections"``)."""
+        if self.safe:
+            raise ValueError("correct: expert corrections apply to Bayesian optimisation runs")
+        self._run.correct(int(index), float(value))
+        return self
 
     def tell(self, X, y):
         """Record evaluations.
@@ -322,3 +339,23 @@ class BayesianOptimizer:
                 f"({'safe learning' if self.safe else 'Bayesian optimisation'})"
             )
         return self
+
+
+def _expert_prior(expert_mean):
+    """The library's JSON of an ``expert_mean`` argument (None when off)."""
+    if expert_mean is None or (isinstance(expert_mean, str) and expert_mean == "off"):
+        return None
+    if isinstance(expert_mean, str):
+        if expert_mean == "corrections":
+            return {"kind": "corrections"}
+        raise ValueError(
+            f"expert_mean: {expert_mean!r} is not None, 'off', a number or 'corrections'"
+        )
+    if isinstance(expert_mean, bool):
+        raise ValueError("expert_mean: a bool is not a mean (give a number or 'corrections')")
+    try:
+        return {"kind": "constant", "value": float(expert_mean)}
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"expert_mean: {expert_mean!r} is not None, 'off', a number or 'corrections'"
+        ) from None
