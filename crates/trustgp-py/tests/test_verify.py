@@ -71,6 +71,17 @@ def test_bad_input_is_a_value_error(data):
         trustgp.verify(model, Xt[:, :1], 0.1)
     with pytest.raises(ValueError, match="feature 'x9'"):
         trustgp.verify(model, Xt, 0.1, features=["x9"])
-    with pytest.raises(ValueError, match="vbks|multi-output"):
-        Y = np.column_stack([y, -y])
-        trustgp.verify(GaussianProcessRegressor("mogp").fit(X, Y), Xt, 0.1)
+    multi = GaussianProcessRegressor("mogp").fit(X, np.column_stack([y, -y]))
+    with pytest.raises(ValueError, match="output"):
+        trustgp.verify(multi, Xt, 0.1, output=5)
+
+
+def test_multi_output_models_are_verified_one_output_at_a_time(data):
+    X, y, Xt = data
+    multi = GaussianProcessRegressor("mogp").fit(X, np.column_stack([y, 0.5 * y + X[:, 0]]))
+    predicted = multi.predict(Xt[:3])
+    for output in (0, 1):
+        res = trustgp.verify(multi, Xt[:3], 0.05, output=output)
+        np.testing.assert_allclose(res["value"], predicted[:, output], rtol=1e-7, atol=1e-9)
+        assert np.all(res["lower"] <= res["value"]) and np.all(res["value"] <= res["upper"])
+        assert np.all(res["upper"] - res["lower"] > 0)

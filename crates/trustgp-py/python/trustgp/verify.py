@@ -43,8 +43,8 @@ def verify(
     Parameters
     ----------
     estimator : GaussianProcessRegressor
-        A fitted single-output model (``gp``, ``rcgp``, ``sgpr``, ``svgp``, ``rcsvgp``,
-        ``cagp``, ``rcagp``, ``rrp``).
+        A fitted model: ``gp``, ``rcgp``, ``sgpr``, ``svgp``, ``rcsvgp``, ``cagp``,
+        ``rcagp``, ``rrp``, or ``mogp``/``mo-rcgp`` one output at a time (``output``).
     X : array-like of shape (n_points, n_features)
         The points to verify around.
     radius : float
