@@ -29,6 +29,17 @@ fn column_means(rows: &[Vec<f64>]) -> Vec<f64> {
         .collect()
 }
 
+/// The colour of a value scaled to `[−1, 1]`: white at 0, red for positive, blue for negative.
+pub fn signed_colour(t: f64) -> String {
+    let t = t.clamp(-1.0, 1.0);
+    let fade = (255.0 * (1.0 - t.abs())).round() as u8;
+    if t >= 0.0 {
+        format!("rgb(255,{fade},{fade})")
+    } else {
+        format!("rgb({fade},{fade},255)")
+    }
+}
+
 /// A heatmap: one row per `(label, values)`, values scaled by the row's largest magnitude.
 pub fn heatmap_svg(title: &str, columns: &[String], rows: &[(String, Vec<f64>)]) -> String {
     let (cell, left, top) = (44.0, 150.0, 40.0);
@@ -54,14 +65,7 @@ pub fn heatmap_svg(title: &str, columns: &[String], rows: &[(String, Vec<f64>)])
             .fold(0.0_f64, |m, v| m.max(v.abs()))
             .max(1e-300);
         for (c, v) in values.iter().enumerate() {
-            let t = (v / scale).clamp(-1.0, 1.0);
-            // White at 0, red for positive, blue for negative.
-            let fade = (255.0 * (1.0 - t.abs())).round() as u8;
-            let colour = if t >= 0.0 {
-                format!("rgb(255,{fade},{fade})")
-            } else {
-                format!("rgb({fade},{fade},255)")
-            };
+            let colour = signed_colour(v / scale);
             let _ = write!(
                 s,
                 r#"<rect x="{}" y="{y}" width="{cell}" height="{cell}" fill="{colour}" stroke="gray"/><text x="{}" y="{}" text-anchor="middle" font-size="9">{v:.2e}</text>"#,

@@ -8,10 +8,12 @@ mod adversarial_fig2;
 mod adversarial_fig3;
 mod adversarial_fig4;
 mod adversarial_fig5;
+mod adversarial_fig6;
 mod bench_exact;
 mod bench_gpc;
 mod bench_robust;
 mod bench_scale;
+mod bench_softmax;
 mod bench_verify;
 mod energy;
 mod figure;
@@ -52,6 +54,8 @@ enum Command {
     BenchScale(bench_scale::Args),
     /// Time certified probability bounds (verify) on a Synthetic2D-like probit form.
     BenchVerify(bench_verify::Args),
+    /// The tightness of certified softmax class-probability bounds for 2, 3 and 4 classes.
+    BenchSoftmax(bench_softmax::Args),
     /// RCaGP paper Table 1 / S1 / S2: SVGP, CaGP, RCSVGP, RCaGP, Student-t on four UCI sets.
     RcagpUci(rcagp_uci::Args),
     /// MO-RCGP paper Tables 2 and 3: Energy, MOGP vs MO-RCGP under four outlier scenarios.
@@ -83,6 +87,7 @@ fn main() {
         Command::BenchRobust(a) => bench_robust::run(&a),
         Command::BenchScale(a) => bench_scale::run(&a),
         Command::BenchVerify(a) => bench_verify::run(&a),
+        Command::BenchSoftmax(a) => bench_softmax::run(&a),
         Command::RcagpUci(a) => rcagp_uci::run(&a),
         Command::Energy(a) => energy::run(&a),
         Command::Table1(a) => table1::run(&a),

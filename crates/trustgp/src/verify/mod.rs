@@ -16,8 +16,10 @@
 //!    over the relaxed feasible set ([`relaxation`]), solved by Clarabel and certified by weak
 //!    duality ([`variance_qp`]);
 //! 4. the `(mean, variance)` box is mapped to probability bounds by monotonicity (probit,
-//!    logistic) ([`link`]); a multi-class softmax by latent-space discretisation and the chain
-//!    rule over its classes ([`softmax`]);
+//!    logistic) ([`link`]); a multi-class softmax through its latent differences `f_k − f_i`,
+//!    each one linear-Gaussian form with a shared kernel ([`differences`]), by latent-space
+//!    discretisation of all but one of them, the chain rule, and the logistic bound for the
+//!    last ([`softmax`]);
 //! 5. a best-first branch and bound ([`bnb`]) splits `T` until the gap between the sound bound
 //!    and the best value found at a concrete point closes to ε ([`quantity`] ties 1–4 to it).
 //!
@@ -29,6 +31,7 @@ pub mod bnb;
 pub mod classification;
 pub mod cross;
 pub mod decomposition;
+pub mod differences;
 mod error;
 pub mod form;
 pub mod gauss_interval;

@@ -1,31 +1,43 @@
 //! Certified bounds of the class probabilities of a multi-class (softmax) GP classifier over a
-//! box (spec §2.8: Propositions 10 and 11, Lemma 12).
+//! box (spec §2.8: Propositions 10 and 11, Lemma 12; with the innermost axis integrated in
+//! closed form by Proposition 9).
 //!
-//! The multi-class Laplace posterior (spec §2.2) has `C` latents with
-//! `μ_c(x) = k_c(x, Z) t_c` and `Σ_cd(x) = δ_cd k_c(x, x) − k_c(x, Z) S_cd k_d(Z, x)`; the class
-//! probability is `π_i(x) = ∫ softmax_i(f) N(f | μ(x), Σ(x)) df`. On a box:
+//! The class probability is `π_i(x) = ∫ softmax_i(f) N(f | μ(x), Σ(x)) df`, and
+//! `softmax_i(f) = 1/(1 + Σ_{k≠i} e^{g_k})` depends only on the `C − 1` differences
+//! `g_k = f_k − f_i`. On a box:
 //!
-//! 1. every mean `μ_c` and variance `Σ_cc` is bounded as a single latent ([`LatentForm`]), and
-//!    every cross-covariance `Σ_cd` by the bilinear relaxation of [`super::cross`], intersected
-//!    with Cauchy–Schwarz `|Σ_cd| ≤ √(Σ_cc Σ_dd)`;
-//! 2. `softmax_i(f) = 1/(1 + Σ_{k≠i} e^{g_k})` depends only on the differences
-//!    `g_k = f_k − f_i`, whose means and covariances are enclosed from those of step 1 by
-//!    interval arithmetic (exactly at a point; at least as tight as the latents' over a box);
-//!    difference space `R^{C−1}` is partitioned into a grid of boxes `S_l`; `softmax_i` decreases
-//!    in every `g_k`, so on `S_l` it lies between its values at two corners (Prop. 10, in
-//!    difference coordinates), and `π_i ≥ Σ_l softmax_i(upper corner) · min P(g ∈ S_l)`,
-//!    `π_i ≤ Σ_l softmax_i(lower corner) · max P(g ∈ S_l)`. Working with `C − 1` differences
-//!    instead of the `C` latents (the spec's form) removes one grid axis: for the same number of
-//!    cells the grid is much finer (two classes: a 1-D grid, the binary logit integral);
-//! 3. `P(g ∈ S_l)` is bounded by the chain rule over the axes, last to first (Prop. 11): the
-//!    factor of axis `j` is a Gaussian interval probability whose conditional mean and variance
-//!    given `g_{j+1..} ∈ S_l` are enclosed by interval Gaussian elimination (the spec's general
-//!    \[choice\]; with two axes it is the spec's explicit `m = 2` formula evaluated in intervals),
-//!    and Lemma 12 bounds it over those intervals ([`super::gauss_interval`]). When a
-//!    conditioning is impossible (a variance interval reaching 0, an unbounded cell with a
-//!    non-zero coefficient), the rest of the chain is bounded trivially: 0 from below, and from
-//!    above by the largest corner weight of the remaining cells (their probabilities sum to at
-//!    most one).
+//! 1. the differences' means and covariances are enclosed ([`super::differences`]): with one
+//!    shared kernel each difference is ONE latent linear-Gaussian form (its mean `t_k − t_i`,
+//!    its covariance from the class blocks of `S` including the cross-covariances), bounded as
+//!    a single latent, so the correlation of `f_k` and `f_i` is kept;
+//! 2. the difference axes `1..C−1` are partitioned into a grid of cells `S_l` (none for two
+//!    classes); on a cell `softmax_i` decreases in every `g_k`, so with the outer differences
+//!    fixed at the cell corner where `softmax_i` is smallest (largest) it is bounded below
+//!    (above) by a function of the innermost difference `g_0` alone (Prop. 10's corner
+//!    argument, applied to the outer axes only):
+//!
+//!    ```text
+//!    h(g_0) = 1/(1 + A + e^{g_0}) = σ(L − g_0)/(1 + A),   A = Σ_{k≥1} e^{corner_k},  L = ln(1 + A);
+//!    ```
+//!
+//! 3. the cell's contribution `E[h(g_0) 1{g_{≥1} ∈ S_l}]` is bounded by the chain rule over the
+//!    outer axes, last to first (Prop. 11: each factor a Gaussian interval probability, its
+//!    conditional mean and variance enclosed by interval Gaussian elimination — the spec's
+//!    general \[choice\] — and bounded by Lemma 12, [`super::gauss_interval`]), times the
+//!    innermost expectation `E[h(g_0) | g_{≥1} = y]` over every `y` in the cell (Lemma 17:
+//!    `E[h | Y ∈ B] ≥ inf_{y∈B} E[h | Y = y]`). That expectation is a logistic-normal integral
+//!    `Π(L − μ_0, Σ_0)/(1 + A)` over the conditional enclosures of `(μ_0, Σ_0)`, bounded in
+//!    closed form by Prop. 9's monotonicity ([`super::link`]). When a conditioning is
+//!    impossible (a variance interval reaching 0, an unbounded cell with a non-zero
+//!    coefficient), the rest of the chain is bounded trivially: 0 from below, and from above by
+//!    the largest weight of the remaining cells (their probabilities sum to at most one).
+//!
+//! Integrating the innermost axis exactly removes one axis of discretisation: two classes need
+//! no grid (the bound is the binary logit path's, spec §2.9's ε/2 term vanishes), three need a
+//! 1-D grid. (The spec's form grids all `C` latents; the previous scheme here gridded all
+//! `C − 1` differences, enclosed from the latents', and its point brackets floored at about
+//! 5·10⁻⁵, 0.03 and 0.33 for 2, 3, 4 classes, against 10⁻¹¹, 10⁻³ and 0.13 now: `experiments
+//! bench-softmax`.)
 //!
 //! **Grid** \[choice, deviating from the spec's fixed root grid]: each bound gets its own grid,
 //! per axis `K` breakpoints at normal quantiles evenly spaced in probability between `Φ(−7)` and
@@ -33,10 +45,10 @@
 //! standard deviation), plus two unbounded end cells of negligible mass. Any partition makes
 //! Prop. 10 hold; cells of equal mass put the resolution where the mass is, and a grid that
 //! follows the region tightens as the boxes shrink instead of stalling at a root grid's
-//! resolution. A floor remains: the corner weights of a cell differ by about the cell's width,
-//! so bounds and brackets are exact only up to about `(C − 1)/K`; `K` follows the number of
-//! classes (`(K+1)^(C−1)` cells, about [`CELL_BUDGET`]: `K = 140` for three classes) and can be
-//! set ([`SoftmaxForm::with_cells`]).
+//! resolution. A floor remains for three or more classes: the corner weights of a cell differ by
+//! about the cell's width, so bounds and brackets are exact only up to about `(C − 2)/K`; `K`
+//! follows the number of classes (`(K+1)^(C−2)` cells, about [`CELL_BUDGET`]) and can be set
+//! ([`SoftmaxForm::with_cells`]).
 //!
 //! **Values at points.** The classifier's `predict` integrates the softmax by Monte Carlo
 //! (R&W Alg. 3.4), which is not certified. Verification instead uses, at a point, the same
@@ -45,57 +57,35 @@
 //! report its midpoint, and the searches use its certified side, so a Monte Carlo prediction
 //! lies in the bracket up to its own sampling error.
 
-use faer::Mat;
-
 use super::bnb::{branch_and_bound, BnbOptions, Bounded, PointValue, Sense};
-use super::cross::{bilinear_at, bilinear_bounds};
+use super::differences::{DifferenceBox, Differences};
 use super::form::LatentForm;
 use super::gauss_interval::{extremum, Side};
 use super::interval::Interval;
+use super::link::BinaryLink;
 use super::quantity::Verified;
 use super::region::Region;
-use super::{linear, rounding, variance, VerifyError};
+use super::{rounding, VerifyError};
 use crate::models::classification::multiclass::MulticlassForm;
 use crate::sequential::acquisition::normal;
 
-/// About how many latent-space cells each probability bound visits.
-pub const CELL_BUDGET: usize = 20_000;
+/// About how many cells (each one logistic-normal integral) each probability bound visits.
+pub const CELL_BUDGET: usize = 1_000;
 
-/// Certified enclosures of the latent means and covariances of all classes (over a region, or
-/// at a point).
-#[derive(Clone, Debug, PartialEq)]
-pub struct LatentBox {
-    /// `[μ_c^L, μ_c^U]` per class.
-    pub mean: Vec<Interval>,
-    /// `[Σ_cd^L, Σ_cd^U]`, symmetric, `C×C`.
-    pub cov: Vec<Vec<Interval>>,
-}
-
-/// One off-diagonal block `S_cd` (`c < d`) and its absolute values.
-#[derive(Clone, Debug)]
-struct CrossBlock {
-    c: usize,
-    d: usize,
-    s: Mat<f64>,
-    abs_s: Mat<f64>,
-}
-
-/// The multi-class posterior read for box bounds: one [`LatentForm`] per class (its `t_c`,
-/// `S_cc`, kernel) and the off-diagonal blocks `S_cd`.
+/// The multi-class posterior read for box bounds: the enclosures of its latent differences,
+/// and the latent-space grid.
 #[derive(Clone, Debug)]
 pub struct SoftmaxForm {
-    classes: Vec<LatentForm>,
-    cross: Vec<CrossBlock>,
-    shared: bool,
+    differences: Differences,
     cells: usize,
     /// Standard normal quantiles at `k/(K+1)`, `k = 1..K`.
     quantiles: Vec<f64>,
 }
 
-/// `K` breakpoints per axis so that the `(K+1)^(C−1)` cells of difference space are about
-/// [`CELL_BUDGET`].
+/// `K` breakpoints per outer axis so that the `(K+1)^(C−2)` cells are about [`CELL_BUDGET`]
+/// (one breakpoint, unused, for two classes).
 fn default_cells(classes: usize) -> usize {
-    let axes = classes.saturating_sub(1).max(1);
+    let axes = classes.saturating_sub(2).max(1);
     let per_axis = (CELL_BUDGET as f64).powf(1.0 / axes as f64).floor() as usize;
     per_axis.saturating_sub(1).max(1)
 }
@@ -159,29 +149,16 @@ impl SoftmaxForm {
                 )
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut cross = Vec::new();
-        for c in 0..m {
-            for d in c + 1..m {
-                // The symmetric part: kᵀ S_cd k' = k'ᵀ S_dc k, so average the two blocks.
-                let s = Mat::from_fn(n, n, |i, j| {
-                    0.5 * (form.s[(c * n + i, d * n + j)] + form.s[(d * n + j, c * n + i)])
-                });
-                let abs_s = Mat::from_fn(n, n, |i, j| s[(i, j)].abs());
-                cross.push(CrossBlock { c, d, s, abs_s });
-            }
-        }
-        let shared = form.kernels.iter().all(|k| *k == form.kernels[0]);
         let cells = default_cells(m);
         Ok(SoftmaxForm {
-            classes,
-            cross,
-            shared,
+            differences: Differences::new(form, classes)?,
             cells,
             quantiles: quantiles(cells),
         })
     }
 
-    /// The same form with `k` grid breakpoints per latent axis (`(k+1)^C` cells per bound).
+    /// The same form with `k` grid breakpoints per outer difference axis (`(k+1)^(C−2)` cells
+    /// per bound).
     ///
     /// # Errors
     /// `k == 0`.
@@ -198,17 +175,17 @@ impl SoftmaxForm {
 
     /// The number of classes `C`.
     pub fn n_classes(&self) -> usize {
-        self.classes.len()
+        self.differences.classes().len()
     }
 
-    /// Breakpoints per latent axis.
+    /// Breakpoints per outer difference axis.
     pub fn cells(&self) -> usize {
         self.cells
     }
 
     /// Input dimension.
     pub fn dim(&self) -> usize {
-        self.classes[0].dim()
+        self.differences.classes()[0].dim()
     }
 
     /// Class `c`'s latent as a single form (its marginal mean and variance).
@@ -216,123 +193,41 @@ impl SoftmaxForm {
     /// # Panics
     /// If `c` is not a class index.
     pub fn class_form(&self, c: usize) -> &LatentForm {
-        &self.classes[c]
+        &self.differences.classes()[c]
     }
 
-    fn empty_box(&self) -> LatentBox {
-        let m = self.n_classes();
-        LatentBox {
-            mean: vec![Interval::new(0.0, 0.0); m],
-            cov: vec![vec![Interval::new(0.0, 0.0); m]; m],
-        }
+    /// The enclosures of class `class`'s latent differences (see [`Differences`]).
+    pub fn differences(&self) -> &Differences {
+        &self.differences
     }
 
-    /// Certified enclosures of the latent means and covariances at `x`.
-    pub fn latent_at(&self, x: &[f64]) -> LatentBox {
-        let mut b = self.empty_box();
-        let xs = faer::MatRef::from_row_major_slice(x, 1, x.len());
-        let mut kvec = Vec::with_capacity(self.n_classes());
-        for (c, f) in self.classes.iter().enumerate() {
-            let m = f.moments_at(x);
-            b.mean[c] = Interval::new(m.mean - m.mean_margin, m.mean + m.mean_margin);
-            b.cov[c][c] = Interval::new((m.var - m.var_margin).max(0.0), m.var + m.var_margin);
-            let k = f.kernel().cross(f.support(), xs);
-            kvec.push((0..f.n()).map(|i| k[(i, 0)]).collect::<Vec<f64>>());
-        }
-        for blk in &self.cross {
-            let (q, e) = bilinear_at(
-                blk.s.as_ref(),
-                blk.abs_s.as_ref(),
-                &kvec[blk.c],
-                &kvec[blk.d],
-            );
-            let iv = Interval::new(-q - e, -q + e);
-            b.cov[blk.c][blk.d] = iv;
-            b.cov[blk.d][blk.c] = iv;
-        }
-        b
-    }
-
-    /// Certified enclosures of the latent means and covariances over `region`, and candidate
-    /// points for the extremum of `π_class` in direction `sense` (where `μ_class` is extreme that
-    /// way and every other class's mean the other way).
-    pub fn latent_over(
-        &self,
-        region: &Region,
-        class: usize,
-        sense: Sense,
-    ) -> (LatentBox, Vec<Vec<f64>>) {
-        let mut b = self.empty_box();
-        let sws: Vec<_> = self.classes.iter().map(|f| f.sandwiches(region)).collect();
-        let mut cands = Vec::new();
-        for (c, f) in self.classes.iter().enumerate() {
-            let (lo, xl) = linear::lower(
-                f.decomposition(),
-                f.support(),
-                &sws[c],
-                f.t(),
-                f.mean(),
-                region,
-            );
-            let (hi, xh) = linear::upper(
-                f.decomposition(),
-                f.support(),
-                &sws[c],
-                f.t(),
-                f.mean(),
-                region,
-            );
-            b.mean[c] = Interval::new(lo, hi.max(lo));
-            let v = variance::bounds(f, &sws[c], region);
-            b.cov[c][c] = Interval::new(v.lower, v.upper.max(v.lower));
-            let wants_low = (c == class) == (sense == Sense::Min);
-            cands.push(if wants_low { xl } else { xh });
-        }
-        for blk in &self.cross {
-            let (c, d) = (blk.c, blk.d);
-            let (qlo, qhi) = bilinear_bounds(
-                blk.s.as_ref(),
-                blk.abs_s.as_ref(),
-                (&self.classes[c], &sws[c]),
-                (&self.classes[d], &sws[d]),
-                self.shared,
-                region,
-            );
-            let cs = (b.cov[c][c].hi * b.cov[d][d].hi).sqrt();
-            let cs = rounding::up(cs, cs);
-            let iv = Interval::new(-qhi, -qlo).meet(Interval::new(-cs, cs));
-            b.cov[c][d] = iv;
-            b.cov[d][c] = iv;
-        }
-        (b, cands)
-    }
-
-    /// A sound bound of `π_class` over every `(μ, Σ)` the enclosure allows: a lower bound of the
-    /// minimum ([`Side::Lower`]) or an upper bound of the maximum ([`Side::Upper`]).
+    /// A sound bound of `π_i` over every `(μ, Σ)` of the differences `g_k = f_k − f_i` that
+    /// the enclosure allows: a lower bound of the minimum ([`Side::Lower`]) or an upper bound
+    /// of the maximum ([`Side::Upper`]).
     ///
     /// # Panics
-    /// If `class` is not a class index or `latent` has the wrong size.
-    pub fn probability_bound(&self, class: usize, latent: &LatentBox, side: Side) -> f64 {
-        let m = self.n_classes();
-        assert!(
-            class < m && latent.mean.len() == m,
-            "class or latent box out of range"
-        );
-        let (mean, cov) = differences(latent, class);
-        let grid: Vec<Vec<f64>> = (0..m - 1)
+    /// If `diff` has no difference.
+    pub fn probability_bound(&self, diff: &DifferenceBox, side: Side) -> f64 {
+        let axes = diff.mean.len();
+        assert!(axes >= 1, "at least one latent difference");
+        // Axis 0 is integrated in closed form; the outer axes get a grid.
+        let grid: Vec<Vec<f64>> = (0..axes)
             .map(|c| {
-                let mu = mean[c];
+                if c == 0 {
+                    return Vec::new();
+                }
+                let mu = diff.mean[c];
                 let mid = 0.5 * (mu.lo + mu.hi);
-                let spread = 0.5 * (mu.hi - mu.lo) + cov[c][c].hi.max(0.0).sqrt();
+                let spread = 0.5 * (mu.hi - mu.lo) + diff.cov[c][c].hi.max(0.0).sqrt();
                 self.quantiles.iter().map(|z| mid + spread * z).collect()
             })
             .collect();
         let chain = Chain { side, grid: &grid };
-        let mut corner = vec![0.0; m - 1];
-        let total = chain.level(m - 2, &mean, &cov, 1.0, &mut corner);
-        // Each cell's product carries its factors' margins; the sum of up to (K+1)^(C−1)
+        let mut corner = vec![0.0; axes];
+        let total = chain.level(axes - 1, &diff.mean, &diff.cov, 1.0, &mut corner);
+        // Each cell's product carries its factors' margins; the sum of up to (K+1)^(C−2)
         // non-negative terms rounds by at most (cells · ε) of the total.
-        let cells = (self.cells as f64 + 1.0).powi(m as i32 - 1);
+        let cells = (self.cells as f64 + 1.0).powi(axes as i32 - 1);
         let scale = total * (cells / 2000.0).max(1.0);
         match side {
             Side::Lower => rounding::down(total, scale).clamp(0.0, 1.0),
@@ -342,61 +237,27 @@ impl SoftmaxForm {
 
     /// A certified bracket `[lo, hi] ∋ π_c(x)` for every class `c`.
     pub fn probability_bracket(&self, x: &[f64]) -> Vec<(f64, f64)> {
-        let lat = self.latent_at(x);
         (0..self.n_classes())
             .map(|c| {
+                let diff = self.differences.at(c, x);
                 (
-                    self.probability_bound(c, &lat, Side::Lower),
-                    self.probability_bound(c, &lat, Side::Upper),
+                    self.probability_bound(&diff, Side::Lower),
+                    self.probability_bound(&diff, Side::Upper),
                 )
             })
             .collect()
     }
 }
 
-/// Enclosures of the differences `g_k = f_k − f_i` (`k ≠ i`, in class order) from those of
-/// the latents: `μ_k − μ_i` and `Σ_kl − Σ_ki − Σ_il + Σ_ii`, the variances clamped at 0 and the
-/// covariances intersected with Cauchy–Schwarz.
-#[allow(clippy::type_complexity)]
-fn differences(latent: &LatentBox, i: usize) -> (Vec<Interval>, Vec<Vec<Interval>>) {
-    let others: Vec<usize> = (0..latent.mean.len()).filter(|k| *k != i).collect();
-    let mean = others
-        .iter()
-        .map(|&k| latent.mean[k].minus(latent.mean[i]))
-        .collect();
-    let c = &latent.cov;
-    let mut cov: Vec<Vec<Interval>> = others
-        .iter()
-        .map(|&k| {
-            others
-                .iter()
-                .map(|&l| c[k][l].minus(c[k][i]).minus(c[i][l]).plus(c[i][i]))
-                .collect()
-        })
-        .collect();
-    let n = others.len();
-    for (k, row) in cov.iter_mut().enumerate() {
-        row[k].lo = row[k].lo.max(0.0);
-        row[k].hi = row[k].hi.max(0.0);
-    }
-    for k in 0..n {
-        for l in 0..n {
-            if k != l {
-                let cs = (cov[k][k].hi * cov[l][l].hi).sqrt();
-                let cs = rounding::up(cs, cs);
-                cov[k][l] = cov[k][l].meet(Interval::new(-cs, cs));
-            }
-        }
-    }
-    (mean, cov)
-}
-
-/// The chain-rule sum over a grid of difference space for one side (Prop. 10 with the weight
-/// `softmax_i` at the cell corner where it is smallest or largest, Prop. 11 for the cell's mass).
+/// The chain-rule sum over a grid of the outer difference axes for one side (Prop. 10's corner
+/// weights on the outer axes, Prop. 11 for the cells' masses, the innermost axis in closed form).
 struct Chain<'g> {
     side: Side,
     grid: &'g [Vec<f64>],
 }
+
+/// Relative rounding allowed for `exp`, `ln_1p`, a division and a sum of a few terms.
+const ULPS: f64 = 16.0 * f64::EPSILON;
 
 impl Chain<'_> {
     /// The ends of cell `l` of axis `j`.
@@ -416,8 +277,38 @@ impl Chain<'_> {
         }
     }
 
-    /// The sum over the cells of axes `0..=j` (axes above `j` fixed in `corner`, with their
-    /// factors' product `p`), given the enclosures of the differences `0..=j` conditioned on them.
+    /// `E h(g_0)` with `h(g_0) = 1/(1 + A + e^{g_0})`, `A = Σ e^{outer}`, bounded from this side
+    /// over `g_0 ~ N(μ, Σ)` with `μ ∈ mu`, `Σ ∈ var`: `h = σ(L − g_0)/(1 + A)` with
+    /// `L = ln(1 + A)`, so the expectation is `Π(L − μ, Σ)/(1 + A)` (the logistic-normal
+    /// integral, increasing in its mean), bounded by Prop. 9.
+    fn innermost(&self, mu: Interval, var: Interval, outer: &[f64]) -> f64 {
+        let a: f64 = outer.iter().map(|v| v.exp()).sum();
+        // Round A towards the side's safe end: a larger A lowers h.
+        let a = match self.side {
+            Side::Lower => a * (1.0 + ULPS),
+            Side::Upper => a * (1.0 - ULPS),
+        };
+        if a.is_nan() || a == f64::INFINITY {
+            // An outer corner at +∞: softmax_i vanishes on the cell (A = ∞ is never reached
+            // from the upper side, whose corners are lower cell ends).
+            return 0.0;
+        }
+        let l = a.ln_1p();
+        let l = Interval::new(l - ULPS * l, l + ULPS * l);
+        let nu = l.minus(mu);
+        let var = (var.lo.max(0.0), var.hi.max(0.0));
+        let w = 1.0 / (1.0 + a);
+        match self.side {
+            Side::Lower => w * (1.0 - ULPS) * BinaryLink::Logistic.min_over((nu.lo, nu.hi), var),
+            Side::Upper => {
+                (w * (1.0 + ULPS) * BinaryLink::Logistic.max_over((nu.lo, nu.hi), var)).min(1.0)
+            }
+        }
+    }
+
+    /// The sum over the cells of the outer axes `1..=j` (axes above `j` fixed in `corner`,
+    /// with their factors' product `p`) of the innermost expectation, given the enclosures of
+    /// the differences `0..=j` conditioned on the axes above.
     fn level(
         &self,
         j: usize,
@@ -426,6 +317,9 @@ impl Chain<'_> {
         p: f64,
         corner: &mut [f64],
     ) -> f64 {
+        if j == 0 {
+            return p * self.innermost(mu[0], cov[0][0], &corner[1..]);
+        }
         let mut total = 0.0;
         for l in 0..=self.grid[j].len() {
             let (a, b) = self.cell(j, l);
@@ -442,16 +336,13 @@ impl Chain<'_> {
                 continue;
             }
             corner[j] = self.corner(a, b);
-            if j == 0 {
-                total += q * softmax_of_differences(corner);
-                continue;
-            }
             match condition(j, a, b, mu, cov) {
                 Some((mu2, cov2)) => total += self.level(j - 1, &mu2, &cov2, q, corner),
                 None => {
                     if self.side == Side::Upper {
-                        // The remaining cells' probabilities sum to at most 1: weight them all
-                        // by the largest corner weight among them (their differences at −∞).
+                        // The remaining cells' probabilities sum to at most 1 and h ≤ its
+                        // supremum: weight them all by the largest weight among them (their
+                        // differences at −∞).
                         for v in corner.iter_mut().take(j) {
                             *v = f64::NEG_INFINITY;
                         }
@@ -527,18 +418,18 @@ pub struct SoftmaxProblem<'a> {
 
 impl Bounded for SoftmaxProblem<'_> {
     fn bound(&self, region: &Region, sense: Sense) -> (f64, Vec<Vec<f64>>) {
-        let (lat, cands) = self.form.latent_over(region, self.class, sense);
+        let (diff, cands) = self.form.differences.over(region, self.class, sense);
         let side = match sense {
             Sense::Min => Side::Lower,
             Sense::Max => Side::Upper,
         };
-        (self.form.probability_bound(self.class, &lat, side), cands)
+        (self.form.probability_bound(&diff, side), cands)
     }
 
     fn at(&self, x: &[f64]) -> PointValue {
-        let lat = self.form.latent_at(x);
-        let lower = self.form.probability_bound(self.class, &lat, Side::Lower);
-        let upper = self.form.probability_bound(self.class, &lat, Side::Upper);
+        let diff = self.form.differences.at(self.class, x);
+        let lower = self.form.probability_bound(&diff, Side::Lower);
+        let upper = self.form.probability_bound(&diff, Side::Upper);
         PointValue {
             value: 0.5 * (lower + upper),
             lower,
