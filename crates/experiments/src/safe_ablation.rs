@@ -382,7 +382,7 @@ fn plots(
         std::fs::write(a.runs_dir.join(&file), svg)?;
         s += &format!(
             "* {metric}: [{file}]({})\n",
-            a.runs_dir.join(&file).display()
+            safe_transfer::rel(&a.runs_dir.join(&file), &a.out)
         );
     }
     Ok(s + "\n")

@@ -693,7 +693,7 @@ pub(crate) fn standard_error_band(curves: &[Vec<f64>]) -> Vec<Vec<f64>> {
 }
 
 /// `path` relative to the folder of `from` when it lies under it, else as given.
-fn rel(path: &Path, from: &Path) -> String {
+pub(crate) fn rel(path: &Path, from: &Path) -> String {
     let base = from.parent().unwrap_or(Path::new(""));
     path.strip_prefix(base)
         .unwrap_or(path)
