@@ -26,3 +26,17 @@ $E --methods efficient-hgp,source-prior --seeds 1 --problems gengine
 $E --methods efficient-hgp,source-prior --seeds 3 --problems gp2d
 $E --methods hgp,lmc --seeds 1 --problems gp1d,branin,hartmann3,gp2d,pengine
 $E --methods hgp --seeds 1 --problems gengine
+# Issue-23 follow-up (branch safe23, 03:05-04:30 UTC):
+# 1. FullTransHGP / FullTransLMC with 3 seeds (refit every 10 as before):
+$E --methods hgp,lmc --seeds 3 --problems gp1d,branin,gp2d,hartmann3,pengine   # stopped at 04:11 in pengine (FullTransLMC seed 1): pengine has FullTransHGP seed 1 only
+$E --methods lmc --seeds 1 --problems gengine   # stopped after 37 min at the deadline: no GEngine FullTransLMC run
+# 2. Seeds 3-4 of the cheap methods:
+$E --methods efficient-hgp,source-prior,sal --seeds 5 --problems branin,gp1d,hartmann3
+# 3. Branin's target standardised by the authors' constants (branin.rs): every Branin run
+#    deleted and rerun.
+$E --methods efficient-hgp,source-prior,sal --seeds 5 --problems branin
+$E --methods hgp,lmc --seeds 3 --problems branin
+# 4. Figs. 9 and 10 (reduced: Branin, 3 seeds, EffTransHGP and FullTransHGP; their runs carry
+#    -ns<N> / -src<P> in their names):
+nice -n 5 target/release/experiments safe-ablation --figure 9 --seeds 3 --methods efficient-hgp,hgp --out results/safe_fig9.md
+nice -n 5 target/release/experiments safe-ablation --figure 10 --seeds 3 --methods efficient-hgp,hgp --out results/safe_fig10.md

@@ -23,6 +23,7 @@ mod provenance;
 mod rcagp_models;
 mod rcagp_paper;
 mod rcagp_uci;
+mod safe_ablation;
 mod safe_tables;
 mod safe_transfer;
 mod scale_models;
@@ -64,6 +65,8 @@ enum Command {
     Table1(table1::Args),
     /// Safe-transfer paper Tables 3, 4, 5 and Fig. 4: SAL vs the transfer GPs.
     SafeTransfer(safe_transfer::Args),
+    /// Safe-transfer paper Fig. 9 (N_source ablation) and Fig. 10 (multi-source), reduced.
+    SafeAblation(safe_ablation::Args),
     /// DJIA flash crash (2013-04-23): GP vs RCGP, with an SVG figure.
     FlashCrash(flash_crash::Args),
     /// MO-RCGP paper Figure 2: imputing a missing range next to focused outliers.
@@ -93,6 +96,9 @@ fn main() {
         Command::Table1(a) => table1::run(&a),
         Command::SafeTransfer(a) => {
             safe_transfer::run(&a).map_err(|e| e as Box<dyn std::error::Error>)
+        }
+        Command::SafeAblation(a) => {
+            safe_ablation::run(&a).map_err(|e| e as Box<dyn std::error::Error>)
         }
         Command::FlashCrash(a) => flash_crash::run(&a),
         Command::Imputation(a) => mo_figures::imputation(&a),

@@ -302,14 +302,14 @@ fn branin_obeys_the_rejection_rules_and_is_standardised_branin() {
         let grid = Grid::new(&[(0.0, 1.0); 2], m).unwrap();
         let (tasks, _) =
             branin::draw_tasks(&grid, 3, 200, &mut StdRng::seed_from_u64(seed)).unwrap();
-        // Independent standardisation of the target over the grid.
+        // The target is standardised by the authors' oracle constants (written out here), not
+        // by its own statistics over the box.
         let p = grid.points();
         let raw: Vec<f64> = (0..grid.len())
             .map(|i| branin_standard(-5.0 + 15.0 * p[(i, 0)], 15.0 * p[(i, 1)]))
             .collect();
-        let mean = raw.iter().sum::<f64>() / raw.len() as f64;
-        let sd = (raw.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / raw.len() as f64).sqrt();
-        assert!((tasks.target.mean - mean).abs() < 1e-9 && (tasks.target.std - sd).abs() < 1e-9);
+        let (mean, sd) = (60.088767740805736, 62.34134408167649);
+        assert!((tasks.target.mean - mean).abs() < 1e-12 && (tasks.target.std - sd).abs() < 1e-12);
         let truth =
             |x: &[f64]| vec![(branin_standard(-5.0 + 15.0 * x[0], 15.0 * x[1]) - mean) / sd];
         assert_consistent(&b, truth, 0.01);
@@ -323,6 +323,27 @@ fn branin_obeys_the_rejection_rules_and_is_standardised_branin() {
             assert!((1.0..2.0).contains(&c) && (5.0..7.0).contains(&r));
             assert!((8.0..12.0).contains(&ss) && (0.03..0.05).contains(&t));
         }
+    }
+}
+
+/// Regression (issue 23, Table 5): standardised by its own statistics over the box (mean
+/// 54.98), the target sat within a few noise standard deviations of the threshold along a
+/// strip of the lower edge (`u₂ ≈ 0`, `u₁ ≈ 0.29–0.35`), where all three transfer methods made
+/// unsafe queries. With the authors' constants the threshold is the raw value 60.09, and those
+/// queries are unsafe by a clear margin (here more than 5 noise standard deviations).
+#[test]
+fn branin_target_threshold_is_the_authors_raw_value() {
+    let target = branin::BraninTask::target();
+    let noise_std = 0.01;
+    for u in [[0.3310, 0.0097], [0.3438, 0.0055], [0.2885, 0.0682]] {
+        let own = branin_standard(-5.0 + 15.0 * u[0], 15.0 * u[1]);
+        assert!(own < 60.0888 - 5.0 * noise_std * 62.3413, "{u:?}: {own}");
+        assert!(target.value(&u) < -5.0 * noise_std, "{u:?}");
+    }
+    // The threshold is the raw value 60.0888 (standardised value 0 there).
+    for v in [60.0887, 60.0889] {
+        let z = (v - target.mean) / target.std;
+        assert_eq!(z >= 0.0, v >= 60.088767740805736, "{v}");
     }
 }
 
