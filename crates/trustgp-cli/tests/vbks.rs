@@ -161,7 +161,6 @@ fn bad_vbks_options_are_clear_errors() {
         args.extend_from_slice(extra);
         error(&args)
     };
-    assert!(run(&["--model", "vbks", "--mode", "full"]).contains("--mode full"));
     assert!(run(&["--model", "vbks", "--mode", "fast"]).contains("expected point or full"));
     assert!(run(&["--model", "vbks", "--kernels", "se; foo"]).contains("entry 2"));
     assert!(run(&["--model", "vbks", "--kernel", "se"]).contains("--kernels"));

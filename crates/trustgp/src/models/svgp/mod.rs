@@ -45,11 +45,14 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod train;
+mod unwhitened;
 
 use faer::{Mat, MatRef};
 
 use self::elbo::{evaluate, kl, Need, Rows};
 pub(crate) use self::state::one_thread;
+pub(crate) use self::train::Batches;
+pub(crate) use self::unwhitened::{optimal_q_u, prior_factor, unwhitened_elbo};
 use self::state::{State, Whitened, CHUNK};
 use super::checks::check_training_data;
 use super::inducing::InducingInit;
