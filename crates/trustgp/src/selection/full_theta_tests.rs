@@ -33,7 +33,9 @@ fn model(expr: &str, sd: f64, seed: u64) -> FullTheta {
     let mut rng = StdRng::seed_from_u64(seed);
     let kernel = Kernel::parse(expr).unwrap();
     let z = Mat::from_fn(5, 1, |i, _| -2.5 + 1.2 * i as f64 + 0.1);
-    let m_u: Vec<f64> = (0..5).map(|_| 0.3 * rng.sample::<f64, _>(StandardNormal)).collect();
+    let m_u: Vec<f64> = (0..5)
+        .map(|_| 0.3 * rng.sample::<f64, _>(StandardNormal))
+        .collect();
     let c_u = Mat::from_fn(5, 5, |i, j| match i.cmp(&j) {
         std::cmp::Ordering::Greater => 0.1 * rng.sample::<f64, _>(StandardNormal),
         std::cmp::Ordering::Equal => rng.random_range(0.2..0.6),
@@ -67,7 +69,11 @@ fn kl_theta_matches_the_dense_gaussian_kl() {
     let quad: f64 = m.iter().map(|v| (v - THETA_PRIOR_MEAN).powi(2)).sum();
     // ½[tr(Σ₀⁻¹Σ) + (m − μ₀)ᵀΣ₀⁻¹(m − μ₀) − P + log|Σ₀| − log|Σ|].
     let dense = 0.5 * (trace / s2 + quad / s2 - p as f64 + p as f64 * s2.ln() - chol.log_det());
-    assert!((f.kl_theta() - dense).abs() < 1e-10 * dense.abs(), "{} vs {dense}", f.kl_theta());
+    assert!(
+        (f.kl_theta() - dense).abs() < 1e-10 * dense.abs(),
+        "{} vs {dense}",
+        f.kl_theta()
+    );
     // q(θ) = p(θ) gives 0.
     let kernel = Kernel::parse("se(var=1, ls=[1])").unwrap();
     let prior = FullTheta::from_parts(
@@ -157,7 +163,10 @@ fn vanishing_theta_variance_gives_the_point_objective() {
             Kernel::parse(EXPR).unwrap(),
             z.clone(),
             (m_u.clone(), c_u.clone()),
-            (m_theta.clone(), Mat::from_fn(p, p, |i, j| if i == j { sd } else { 0.0 })),
+            (
+                m_theta.clone(),
+                Mat::from_fn(p, p, |i, j| if i == j { sd } else { 0.0 }),
+            ),
             f.noise(),
         )
         .unwrap();
@@ -177,7 +186,10 @@ fn one_sample_estimator_is_unbiased_for_the_quadrature_value() {
     let f = FullTheta::from_parts(
         kernel,
         z,
-        (vec![0.1, -0.2, 0.3], Mat::from_fn(3, 3, |i, j| if i == j { 0.3 } else { 0.0 })),
+        (
+            vec![0.1, -0.2, 0.3],
+            Mat::from_fn(3, 3, |i, j| if i == j { 0.3 } else { 0.0 }),
+        ),
         (vec![-0.4], Mat::from_fn(1, 1, |_, _| 0.5)),
         0.2,
     )
@@ -247,5 +259,8 @@ fn optimal_q_u_is_a_stationary_point_of_the_sample_average() {
     for (j, g) in grad[..q_u].iter().enumerate() {
         assert!(g.abs() < 1e-7 * scale.max(value.abs()), "entry {j}: {g}");
     }
-    assert!(value > before, "the optimum {value} is above the generic q(u)'s {before}");
+    assert!(
+        value > before,
+        "the optimum {value} is above the generic q(u)'s {before}"
+    );
 }

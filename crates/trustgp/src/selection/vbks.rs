@@ -299,7 +299,7 @@ impl Vbks {
                             }
                             let eta_seed = stream(
                                 stream(stream(config.seed, THETA_STREAM), stage as u64),
-                                i as u64,
+                                kernel_tag(space, i),
                             );
                             let train = || -> Result<FullTheta, ModelError> {
                                 let from = match &full[i] {
@@ -324,7 +324,7 @@ impl Vbks {
                                 // point mode's natural-gradient pass does for its θ.
                                 let seed = stream(
                                     stream(stream(config.seed, Q_U_STREAM), stage as u64),
-                                    i as u64,
+                                    kernel_tag(space, i),
                                 );
                                 let etas =
                                     standard_normals(config.eval_samples, trained.n_theta(), seed);
@@ -343,7 +343,7 @@ impl Vbks {
             train_seconds += start.elapsed().as_secs_f64();
             let mut local = match config.mode {
                 VbksMode::Point => local_elbos(&models, &active, x, y, &eval)?,
-                VbksMode::Full => full_local_elbos(&full, &active, (x, y), &eval, config),
+                VbksMode::Full => full_local_elbos(&full, &active, (x, y), &eval, (space, config)),
             };
             if let Some(last) = &last_local {
                 // A frozen kernel keeps its last estimate (spec §2.12: not re-estimated).
@@ -511,7 +511,10 @@ impl Vbks {
             let model = self.full[i].as_ref().ok_or_else(|| {
                 SelectionError::Invalid(format!("kernel {} failed to train", i + 1))
             })?;
-            let seed = stream(stream(self.seed, PREDICT_STREAM), i as u64);
+            let seed = stream(
+                stream(self.seed, PREDICT_STREAM),
+                kernel_tag(&self.space, i),
+            );
             for eta in standard_normals(s, model.n_theta(), seed) {
                 components.push(Component {
                     structure: self.space.kernels()[i].clone(),
@@ -523,6 +526,18 @@ impl Vbks {
         }
         Ok(Mixture::new(components)?)
     }
+}
+
+/// A kernel's own random stream tag (spec §7.11): derived from its canonical structure (FNV-1a),
+/// not its position, so a kernel draws the same numbers in any candidate space (T3 holds in
+/// full-θ mode too).
+fn kernel_tag(space: &KernelSpace, i: usize) -> u64 {
+    space.kernels()[i]
+        .to_string()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 /// Moves each trained kernel's result into its slot; a kernel's numerical failure excludes it
@@ -558,7 +573,7 @@ fn full_local_elbos(
     active: &[bool],
     data: (MatRef<'_, f64>, &[f64]),
     eval: &Option<Vec<usize>>,
-    config: &VbksConfig,
+    (space, config): (&KernelSpace, &VbksConfig),
 ) -> Vec<f64> {
     full.par_iter()
         .zip(active)
@@ -567,7 +582,7 @@ fn full_local_elbos(
             _ if !a => f64::NAN,
             None => f64::NEG_INFINITY,
             Some(f) => {
-                let seed = stream(stream(config.seed, EVAL_THETA_STREAM), i as u64);
+                let seed = stream(stream(config.seed, EVAL_THETA_STREAM), kernel_tag(space, i));
                 let etas = standard_normals(config.eval_samples, f.n_theta(), seed);
                 match f.local_elbo(data, eval.as_deref(), &etas) {
                     Ok(v) if v.is_finite() => v,
@@ -626,8 +641,7 @@ fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
             config.noise
         ));
     }
-    if config.mode == VbksMode::Full && (config.eval_samples == 0 || config.predict_samples == 0)
-    {
+    if config.mode == VbksMode::Full && (config.eval_samples == 0 || config.predict_samples == 0) {
         return bad(format!(
             "full-θ mode: expected at least one hyperparameter sample for the local ELBOs and \
              for prediction, got {} and {}",

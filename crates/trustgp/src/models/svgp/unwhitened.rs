@@ -83,7 +83,13 @@ fn whiten(
 /// If `K_uu` cannot be factorised even with escalated jitter.
 pub(crate) fn prior_factor(kernel: &Kernel, z: MatRef<'_, f64>) -> Result<Mat<f64>, ModelError> {
     let mm = z.nrows();
-    let (_, w) = whiten(kernel, 1.0, z, &vec![0.0; mm], Mat::identity(mm, mm).as_ref())?;
+    let (_, w) = whiten(
+        kernel,
+        1.0,
+        z,
+        &vec![0.0; mm],
+        Mat::identity(mm, mm).as_ref(),
+    )?;
     Ok(w.l)
 }
 
@@ -211,7 +217,9 @@ pub(crate) fn optimal_q_u(
         }
     }
     let s = kernels.len() as f64;
-    let precision = Mat::from_fn(mm, mm, |i, j| 0.5 * (precision[(i, j)] + precision[(j, i)]) / s);
+    let precision = Mat::from_fn(mm, mm, |i, j| {
+        0.5 * (precision[(i, j)] + precision[(j, i)]) / s
+    });
     let chol = crate::linalg::Cholesky::factor(
         &precision,
         "precision of the optimal q(u)",

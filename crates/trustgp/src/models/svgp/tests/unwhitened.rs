@@ -38,7 +38,11 @@ fn dense(
         let mu: f64 = (0..m).map(|i| a[(i, j)] * mean[i]).sum();
         let nys: f64 = (0..m).map(|i| kzx[(i, j)] * a[(i, j)]).sum();
         let asa: f64 = (0..m)
-            .map(|i| (0..m).map(|l| a[(i, j)] * s[(i, l)] * a[(l, j)]).sum::<f64>())
+            .map(|i| {
+                (0..m)
+                    .map(|l| a[(i, j)] * s[(i, l)] * a[(l, j)])
+                    .sum::<f64>()
+            })
             .sum();
         let v = kxx[j] - nys + asa;
         ell += -0.5 * (2.0 * std::f64::consts::PI * noise).ln()
@@ -58,7 +62,10 @@ fn dense(
     ell - 0.5 * (trace + quad - m as f64 + chol.log_det() - log_s)
 }
 
-fn setup() -> (Mat<f64>, Vec<f64>, Kernel, Mat<f64>, Vec<f64>, Mat<f64>) {
+/// Data `(x, y)`, a kernel, inducing inputs and a generic `q(u) = N(m, CCᵀ)`.
+type Problem = (Mat<f64>, Vec<f64>, Kernel, Mat<f64>, Vec<f64>, Mat<f64>);
+
+fn setup() -> Problem {
     let (x, y) = data(30, 0.3, 5);
     let st = state(SvgpLikelihood::Gaussian, vec![0.2], Mean::Zero, 6, 9);
     let (m, c) = variational(6, 10);
@@ -99,7 +106,14 @@ fn unwhitened_elbo_matches_dense_formula() {
     .unwrap();
     let xb = Mat::from_fn(4, 2, |i, j| x[(rows[i], j)]);
     let yb: Vec<f64> = rows.iter().map(|&r| y[r]).collect();
-    let kl = -dense(&k, 0.2, z.as_ref(), (&m, &c), xb.as_ref().subrows(0, 0), &[]);
+    let kl = -dense(
+        &k,
+        0.2,
+        z.as_ref(),
+        (&m, &c),
+        xb.as_ref().subrows(0, 0),
+        &[],
+    );
     let ell4 = dense(&k, 0.2, z.as_ref(), (&m, &c), xb.as_ref(), &yb) + kl;
     let expected = 30.0 / 4.0 * ell4 - kl;
     assert!((batch - expected).abs() < 1e-8 * expected.abs());
