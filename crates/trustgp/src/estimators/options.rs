@@ -154,7 +154,7 @@ pub struct ModelOptions {
     /// VBKS: passes over the data.
     pub epochs: Option<usize>,
     /// VBKS: hyperparameters as point estimates (`point`) or with a Gaussian posterior
-    /// (`full`, not available in this build).
+    /// over each kernel's log-hyperparameters (`full`).
     pub mode: Option<String>,
 }
 
