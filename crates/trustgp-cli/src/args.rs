@@ -156,8 +156,8 @@ pub struct ModelArgs {
     /// vbks: passes over the data (default: 1000 minibatch iterations, at least one pass).
     #[arg(long)]
     pub epochs: Option<usize>,
-    /// vbks: hyperparameters as point estimates (point, the default); full (a posterior over
-    /// them) is not available in this build.
+    /// vbks: hyperparameters as point estimates (point, the default) or full (a Gaussian
+    /// posterior over each kernel's log-hyperparameters, prior N(0, 1) on each).
     #[arg(long)]
     pub mode: Option<String>,
     /// Start a fit even when its estimated memory exceeds this machine's.

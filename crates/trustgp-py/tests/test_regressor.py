@@ -226,5 +226,11 @@ def test_vbks_options_reach_the_library_and_the_kernel_posterior_comes_back():
     # A bad value is the library's error, naming the option.
     with pytest.raises(ValueError, match="--top 0"):
         GaussianProcessRegressor("vbks", top=0).fit(x, y)
-    with pytest.raises(ValueError, match="--mode full"):
-        GaussianProcessRegressor("vbks", mode="full").fit(x, y)
+    with pytest.raises(ValueError, match="--mode fast"):
+        GaussianProcessRegressor("vbks", mode="fast").fit(x, y)
+    # Full-θ mode: each kept kernel is averaged over 16 samples of its q(θ).
+    full = GaussianProcessRegressor(
+        "vbks", kernels="se; se + lin", top=2, epochs=3, mode="full", random_state=2
+    ).fit(x, y)
+    assert len(full.model_average_) == 2 * 16
+    assert sum(k["weight"] for k in full.model_average_) == pytest.approx(1.0, abs=1e-12)

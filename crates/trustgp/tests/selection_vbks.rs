@@ -10,7 +10,7 @@ use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use trustgp::posterior::Marginals;
 use trustgp::selection::{
     mixture_moments, random_baseline, BeliefConfig, KernelBelief, KernelSpace, Structure, Vbks,
-    VbksConfig,
+    VbksConfig, VbksMode,
 };
 use trustgp::{fit::Optimizer, means::Mean, Mat};
 
@@ -570,4 +570,51 @@ fn pruning_during_training_freezes_all_but_the_top_kernels() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("prune after"), "{err}");
+}
+
+#[test]
+fn full_theta_runs_are_seeded_and_kernels_train_independently() {
+    let (x, y) = data(120, 4);
+    let space = KernelSpace::parse("se; per * lin; se + lin").unwrap();
+    let config = VbksConfig {
+        mode: VbksMode::Full,
+        predict_samples: 8,
+        eval_samples: 4,
+        iterations: 90,
+        ..small_config()
+    };
+    let a = Vbks::fit(x.as_ref(), &y, &space, &config, &mut |_| {}).unwrap();
+    let b = Vbks::fit(x.as_ref(), &y, &space, &config, &mut |_| {}).unwrap();
+    assert_eq!(a.mode(), VbksMode::Full);
+    assert_eq!(a.probabilities(), b.probabilities());
+    assert_eq!(a.local_elbos(), b.local_elbos());
+    assert!(a.local_elbos().iter().all(|v| v.is_finite()));
+    let xs = Mat::from_fn(5, 1, |i, _| -1.5 + 0.7 * i as f64);
+    let pa = a.mixture().unwrap().predict(xs.as_ref(), false).unwrap();
+    let pb = b.mixture().unwrap().predict(xs.as_ref(), false).unwrap();
+    assert_eq!((pa.mean, pa.var), (pb.mean, pb.var));
+    // Each kept kernel enters with `predict_samples` hyperparameter samples of equal weight.
+    let (top, w) = a.top();
+    let mix = a.mixture().unwrap();
+    assert_eq!(mix.components().len(), 8 * top.len());
+    for (&i, &wi) in top.iter().zip(w) {
+        let parts: Vec<f64> = mix
+            .components()
+            .iter()
+            .filter(|c| c.index == i)
+            .map(|c| c.weight)
+            .collect();
+        assert_eq!(parts.len(), 8);
+        assert!((parts.iter().sum::<f64>() - wi).abs() < 1e-12);
+    }
+    // q(θ) moved away from its start 0.1·I and the prior mean.
+    let f = a.full_models()[1].as_ref().unwrap();
+    assert_eq!(f.n_theta(), 4);
+    assert!(f.kl_theta() > 0.0);
+    // A kernel trained alone draws the same numbers (its stream follows its structure): the
+    // same local ELBO bit for bit (T3), and with one candidate q(k) = 1 (T1).
+    let alone = KernelSpace::new(vec![space.kernels()[1].clone()]).unwrap();
+    let c = Vbks::fit(x.as_ref(), &y, &alone, &config, &mut |_| {}).unwrap();
+    assert_eq!(a.local_elbos()[1], c.local_elbos()[0]);
+    assert_eq!(c.probabilities(), &[1.0]);
 }

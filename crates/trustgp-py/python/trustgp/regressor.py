@@ -102,7 +102,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         ``vbks``: passes of the selection's training over the data.
     mode : {"point", "full"} or None, default=None
         ``vbks``: hyperparameters as point estimates (``"point"``, the default) or with a
-        Gaussian posterior (``"full"``, not available in this build).
+        Gaussian posterior over each kernel's log-hyperparameters (``"full"``).
     random_state : int, default=0
         The seed of every random step (restarts, inducing points, minibatches).
     force : bool, default=False

@@ -21,7 +21,7 @@ use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::approximate::ApproxOptions;
 use crate::models::computation_aware::ActionKind;
-use crate::selection::KernelSpace;
+use crate::selection::{KernelSpace, VbksMode};
 
 /// An option the user gave that cannot be used: which one, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -154,7 +154,7 @@ pub struct ModelOptions {
     /// VBKS: passes over the data.
     pub epochs: Option<usize>,
     /// VBKS: hyperparameters as point estimates (`point`) or with a Gaussian posterior
-    /// (`full`, not available in this build).
+    /// over each kernel's log-hyperparameters (`full`).
     pub mode: Option<String>,
 }
 
@@ -340,26 +340,21 @@ impl ModelOptions {
         if self.epochs == Some(0) {
             return err("--epochs 0", "need at least one pass over the data");
         }
-        match self.mode.as_deref() {
-            None | Some("point") => {}
-            Some("full") => {
-                return err(
-                    "--mode full",
-                    "full-θ mode (a Gaussian posterior over each kernel's hyperparameters) is \
-                     not available in this build; use --mode point",
-                )
-            }
+        let mode = match self.mode.as_deref() {
+            None | Some("point") => VbksMode::Point,
+            Some("full") => VbksMode::Full,
             Some(other) => {
                 return err(
                     format!("--mode {}", shorten(other)),
                     "expected point or full",
                 )
             }
-        }
+        };
         Ok(VbksOptions {
             kernels,
             top,
             epochs: self.epochs,
+            mode,
         })
     }
 

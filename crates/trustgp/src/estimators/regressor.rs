@@ -12,7 +12,8 @@ use faer::{Mat, MatRef};
 use super::defaults::{
     DEFAULT_EPSILON, DEFAULT_KERNEL, DEFAULT_MULTI_OUTPUT_EPSILON, DEFAULT_MULTI_OUTPUT_KERNEL,
     DEFAULT_MULTI_OUTPUT_ROBUST_TOLERANCE, DEFAULT_VBKS_BATCH, DEFAULT_VBKS_CHECKPOINTS,
-    DEFAULT_VBKS_INDUCING, DEFAULT_VBKS_ITERATIONS, DEFAULT_VBKS_KERNELS, DEFAULT_VBKS_TOP,
+    DEFAULT_VBKS_INDUCING, DEFAULT_VBKS_ITERATIONS, DEFAULT_VBKS_KERNELS,
+    DEFAULT_VBKS_PREDICT_SAMPLES, DEFAULT_VBKS_TOP,
 };
 use super::kind::ModelKind;
 use crate::data::{Dataset, Standardizer};
@@ -28,7 +29,7 @@ use crate::models::robust::{centred_weights, prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::optim::LbfgsOptions;
 use crate::posterior::{Marginals, Posterior};
-use crate::selection::{KernelSpace, SelectedModel, Vbks, VbksConfig};
+use crate::selection::{KernelSpace, SelectedModel, Vbks, VbksConfig, VbksMode};
 
 /// What to fit: the checked options of [`super::ModelOptions::check`], with every default
 /// filled in. Built directly (as the experiments do), it skips the option checks; the fit
@@ -86,6 +87,8 @@ pub struct VbksOptions {
     /// Passes over the data; `None` = [`DEFAULT_VBKS_ITERATIONS`] iterations (at least one
     /// pass).
     pub epochs: Option<usize>,
+    /// Point-estimate or full-θ hyperparameters.
+    pub mode: VbksMode,
 }
 
 impl Default for VbksOptions {
@@ -94,6 +97,7 @@ impl Default for VbksOptions {
             kernels: DEFAULT_VBKS_KERNELS.into(),
             top: DEFAULT_VBKS_TOP,
             epochs: None,
+            mode: VbksMode::Point,
         }
     }
 }
@@ -118,6 +122,8 @@ impl VbksOptions {
             checkpoints: DEFAULT_VBKS_CHECKPOINTS,
             noise,
             top: self.top,
+            mode: self.mode,
+            predict_samples: DEFAULT_VBKS_PREDICT_SAMPLES,
             seed,
             ..VbksConfig::default()
         }

@@ -4,6 +4,9 @@
 
 mod belief;
 mod fitted;
+mod full_theta;
+#[cfg(test)]
+mod full_theta_tests;
 mod grammar;
 mod mixture;
 mod space;
@@ -13,10 +16,11 @@ use thiserror::Error;
 
 pub use self::belief::{softmax, BeliefConfig, KernelBelief};
 pub use self::fitted::{KernelProbability, SelectedModel, LISTED_KERNELS};
+pub use self::full_theta::{FullTheta, THETA_INIT_SD, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
 pub use self::grammar::Structure;
 pub use self::mixture::{mixture_moments, Component, Mixture};
 pub use self::space::{KernelSpace, BASES};
-pub use self::vbks::{random_baseline, Checkpoint, Vbks, VbksConfig};
+pub use self::vbks::{random_baseline, Checkpoint, Vbks, VbksConfig, VbksMode};
 
 use crate::kernels::KernelError;
 use crate::models::ModelError;

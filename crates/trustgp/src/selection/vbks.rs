@@ -1,5 +1,7 @@
 //! VBKS: variational Bayesian kernel selection for sparse GP regression (Teng et al. 2020;
-//! spec `vbks.md` §2, §4), with point-estimate hyperparameters (spec §2.13).
+//! spec `vbks.md` §2, §4), with point-estimate hyperparameters (spec §2.13, [`VbksMode::Point`])
+//! or a Gaussian posterior over every kernel's log-hyperparameters ([`VbksMode::Full`], module
+//! `full_theta`). All kernels of a run use the same mode (their `L_i` are compared).
 //!
 //! Every candidate kernel `k_i` gets its own sparse variational GP on the **shared, fixed**
 //! inducing inputs `Z` (a seeded uniform subset of the training inputs, none at the origin,
@@ -41,6 +43,7 @@ use crate::models::svgp::{one_thread, Svgp, SvgpConfig, SvgpLikelihood};
 use crate::models::ModelError;
 
 use super::belief::{BeliefConfig, KernelBelief};
+use super::full_theta::{standard_normals, FullTheta};
 use super::mixture::{Component, Mixture};
 use super::space::KernelSpace;
 use super::SelectionError;
@@ -61,6 +64,8 @@ pub struct VbksConfig {
     /// Natural-gradient steps for each `q(u_i)` between Adam's steps on the hyperparameters
     /// (default true: in point mode they reach the same optimum of `L_i` much sooner, and
     /// each stage ends at the exact optimum of `q(u_i)` for the hyperparameters reached).
+    /// Full-θ mode trains `q(u_i)` by Adam with the rest, and with this flag ends each stage
+    /// at the exact optimum of `q(u_i)` for the `q(θ_i)` reached (`eval_samples` draws).
     pub natural_gradients: bool,
     /// The initial noise variance of every kernel (standardised units, default 0.1).
     pub noise: f64,
@@ -77,9 +82,43 @@ pub struct VbksConfig {
     /// as §2.12 says), so `q(g)` is still refitted over all `K`, and the cost of a later
     /// iteration is that of `top` kernels instead of `K`.
     pub prune_after: Option<usize>,
+    /// Point-estimate or full-θ hyperparameters (default point).
+    pub mode: VbksMode,
+    /// Full-θ mode: hyperparameter samples `S_eval` of every `L*_i` estimate (default 16; the
+    /// same draws for every checkpoint, spec §2.14).
+    pub eval_samples: usize,
+    /// Full-θ mode: hyperparameter samples `S_pred` of each kept kernel's predictive (default
+    /// 256, spec §2.11); the model average holds one sparse GP per sample.
+    pub predict_samples: usize,
     /// The master seed: inducing inputs, minibatches, evaluation subset and `q(g)` have their
     /// own streams derived from it.
     pub seed: u64,
+}
+
+/// How VBKS treats each kernel's hyperparameters (spec §2.13, §4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VbksMode {
+    /// Point estimates (type-II ML, `C_θ = 0`): each `L_i` is the SVGP ELBO.
+    #[default]
+    Point,
+    /// A Gaussian `q(θ_i)` over the log-hyperparameters with prior `N(0, I)`; `L_i` includes
+    /// `−KL(q(θ_i) ‖ p(θ_i))` (spec §2.6), which penalises hyperparameters the data do not
+    /// pin down.
+    Full,
+}
+
+impl std::str::FromStr for VbksMode {
+    type Err = SelectionError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "point" => Ok(VbksMode::Point),
+            "full" => Ok(VbksMode::Full),
+            other => Err(SelectionError::Invalid(format!(
+                "mode: expected point or full, got '{other}'"
+            ))),
+        }
+    }
 }
 
 impl Default for VbksConfig {
@@ -96,6 +135,9 @@ impl Default for VbksConfig {
             belief: BeliefConfig::default(),
             top: 10,
             prune_after: None,
+            mode: VbksMode::Point,
+            eval_samples: 16,
+            predict_samples: 256,
             seed: 0,
         }
     }
@@ -132,6 +174,10 @@ const EVAL_STREAM: u64 = 2;
 const BELIEF_STREAM: u64 = 3;
 const BATCH_STREAM: u64 = 4;
 const RANDOM_STREAM: u64 = 5;
+const THETA_STREAM: u64 = 6;
+const EVAL_THETA_STREAM: u64 = 7;
+const PREDICT_STREAM: u64 = 8;
+const Q_U_STREAM: u64 = 9;
 
 /// Inputs closer to the origin than this are never inducing inputs (spec §7.3).
 const ORIGIN_GUARD: f64 = 1e-8;
@@ -142,6 +188,10 @@ const ORIGIN_GUARD: f64 = 1e-8;
 pub struct Vbks {
     space: KernelSpace,
     models: Vec<Option<Svgp>>,
+    full: Vec<Option<FullTheta>>,
+    mode: VbksMode,
+    predict_samples: usize,
+    seed: u64,
     failures: Vec<Option<String>>,
     belief: KernelBelief,
     history: Vec<Checkpoint>,
@@ -176,6 +226,7 @@ impl Vbks {
             .map(|s| s.instantiate(x.ncols()))
             .collect::<Result<Vec<_>, _>>()?;
         let mut models: Vec<Option<Svgp>> = vec![None; k];
+        let mut full: Vec<Option<FullTheta>> = vec![None; k];
         let mut failures: Vec<Option<String>> = vec![None; k];
         let mut belief = KernelBelief::prior(k);
         let mut history: Vec<Checkpoint> = Vec::new();
@@ -196,59 +247,104 @@ impl Vbks {
             // cores are busy with kernels already, nested splitting only adds overhead.
             let busy = active.iter().filter(|a| **a).count() >= rayon::current_num_threads();
             let steps = end - done;
-            let svgp = SvgpConfig {
-                likelihood: SvgpLikelihood::Gaussian,
-                inducing: z.nrows(),
-                init: InducingInit::Given(z.clone()),
-                learn_inducing: false,
-                batch_size: config.batch_size,
-                optimizer: Optimizer::adam_fixed_steps(steps, config.lr),
-                natural_gradients: config.natural_gradients,
-                // One minibatch stream per stage, the same for every kernel.
-                seed: stream(stream(config.seed, BATCH_STREAM), stage as u64),
-            };
+            let batch_seed = stream(stream(config.seed, BATCH_STREAM), stage as u64);
             let start = Instant::now();
-            let trained: Vec<Result<Svgp, ModelError>> = (0..k)
-                .into_par_iter()
-                .map(|i| {
-                    if failures[i].is_some() || !active[i] {
-                        return Err(ModelError::Invalid(String::new()));
-                    }
-                    let mut quiet = |_: usize, _: f64| {};
-                    let mut train = || match &models[i] {
-                        None => Svgp::fit(
-                            x,
-                            y,
-                            kernels[i].clone(),
-                            Mean::Zero,
-                            config.noise,
-                            &svgp,
-                            &mut quiet,
-                        ),
-                        Some(m) => m.refine(x, y, &svgp, &mut quiet),
+            match config.mode {
+                VbksMode::Point => {
+                    let svgp = SvgpConfig {
+                        likelihood: SvgpLikelihood::Gaussian,
+                        inducing: z.nrows(),
+                        init: InducingInit::Given(z.clone()),
+                        learn_inducing: false,
+                        batch_size: config.batch_size,
+                        optimizer: Optimizer::adam_fixed_steps(steps, config.lr),
+                        natural_gradients: config.natural_gradients,
+                        // One minibatch stream per stage, the same for every kernel.
+                        seed: batch_seed,
                     };
-                    if busy {
-                        one_thread(train)
-                    } else {
-                        train()
-                    }
-                })
-                .collect();
-            train_seconds += start.elapsed().as_secs_f64();
-            for (i, result) in trained.into_iter().enumerate() {
-                if failures[i].is_some() || !active[i] {
-                    continue;
+                    let trained: Vec<Result<Svgp, ModelError>> = (0..k)
+                        .into_par_iter()
+                        .map(|i| {
+                            if failures[i].is_some() || !active[i] {
+                                return Err(ModelError::Invalid(String::new()));
+                            }
+                            let mut quiet = |_: usize, _: f64| {};
+                            let mut train = || match &models[i] {
+                                None => Svgp::fit(
+                                    x,
+                                    y,
+                                    kernels[i].clone(),
+                                    Mean::Zero,
+                                    config.noise,
+                                    &svgp,
+                                    &mut quiet,
+                                ),
+                                Some(m) => m.refine(x, y, &svgp, &mut quiet),
+                            };
+                            if busy {
+                                one_thread(train)
+                            } else {
+                                train()
+                            }
+                        })
+                        .collect();
+                    absorb(trained, &mut models, &mut failures, &active)?;
                 }
-                match result {
-                    Ok(m) => models[i] = Some(m),
-                    Err(e) if is_kernel_failure(&e) => {
-                        failures[i] = Some(e.to_string());
-                        models[i] = None;
-                    }
-                    Err(e) => return Err(SelectionError::Model(e)),
+                VbksMode::Full => {
+                    let trained: Vec<Result<FullTheta, ModelError>> = (0..k)
+                        .into_par_iter()
+                        .map(|i| {
+                            if failures[i].is_some() || !active[i] {
+                                return Err(ModelError::Invalid(String::new()));
+                            }
+                            let eta_seed = stream(
+                                stream(stream(config.seed, THETA_STREAM), stage as u64),
+                                kernel_tag(space, i),
+                            );
+                            let train = || -> Result<FullTheta, ModelError> {
+                                let from = match &full[i] {
+                                    Some(f) => f.clone(),
+                                    None => {
+                                        let mut kernel = kernels[i].clone();
+                                        kernel.initialize(x)?;
+                                        FullTheta::new(kernel, z.clone(), config.noise)?
+                                    }
+                                };
+                                let trained = from.train(
+                                    (x, y),
+                                    steps,
+                                    config.lr,
+                                    config.batch_size,
+                                    (batch_seed, eta_seed),
+                                )?;
+                                if !config.natural_gradients {
+                                    return Ok(trained);
+                                }
+                                // The stage ends at the exact optimum of q(u) for q(θ), as
+                                // point mode's natural-gradient pass does for its θ.
+                                let seed = stream(
+                                    stream(stream(config.seed, Q_U_STREAM), stage as u64),
+                                    kernel_tag(space, i),
+                                );
+                                let etas =
+                                    standard_normals(config.eval_samples, trained.n_theta(), seed);
+                                trained.with_optimal_q_u((x, y), &etas)
+                            };
+                            if busy {
+                                one_thread(train)
+                            } else {
+                                train()
+                            }
+                        })
+                        .collect();
+                    absorb(trained, &mut full, &mut failures, &active)?;
                 }
             }
-            let mut local = local_elbos(&models, &active, x, y, &eval)?;
+            train_seconds += start.elapsed().as_secs_f64();
+            let mut local = match config.mode {
+                VbksMode::Point => local_elbos(&models, &active, x, y, &eval)?,
+                VbksMode::Full => full_local_elbos(&full, &active, (x, y), &eval, (space, config)),
+            };
             if let Some(last) = &last_local {
                 // A frozen kernel keeps its last estimate (spec §2.12: not re-estimated).
                 for i in (0..k).filter(|&i| !active[i]) {
@@ -281,9 +377,22 @@ impl Vbks {
         let top = top_indices(&last.probabilities, config.top);
         let seed_g = stream(stream(config.seed, BELIEF_STREAM), u64::MAX);
         let top_weights = pruned_weights(&belief, &last.local_elbos, &top, &config.belief, seed_g)?;
+        if config.mode == VbksMode::Full {
+            // `models()` shows each kernel's sparse GP at the mean of q(θ).
+            for (slot, f) in models.iter_mut().zip(&full) {
+                *slot = match f {
+                    Some(f) => Some(f.svgp_at(&vec![0.0; f.n_theta()])?),
+                    None => None,
+                };
+            }
+        }
         Ok(Vbks {
             space: space.clone(),
             models,
+            full,
+            mode: config.mode,
+            predict_samples: config.predict_samples,
+            seed: config.seed,
             failures,
             belief,
             history,
@@ -297,9 +406,21 @@ impl Vbks {
         &self.space
     }
 
-    /// Every kernel's fitted SVGP (`None` for a kernel that failed).
+    /// Every kernel's fitted SVGP (`None` for a kernel that failed); in full-θ mode the SVGP
+    /// at the mean of `q(θ_i)`.
     pub fn models(&self) -> &[Option<Svgp>] {
         &self.models
+    }
+
+    /// Full-θ mode: every kernel's `q(u_i)`, `q(θ_i)` and noise (`None` for a failed kernel;
+    /// all `None` in point mode).
+    pub fn full_models(&self) -> &[Option<FullTheta>] {
+        &self.full
+    }
+
+    /// The hyperparameter mode of the run.
+    pub fn mode(&self) -> VbksMode {
+        self.mode
     }
 
     /// Why each failed kernel failed (`None` for kernels that trained).
@@ -357,6 +478,9 @@ impl Vbks {
     }
 
     fn mixture_of(&self, idx: &[usize], weights: &[f64]) -> Result<Mixture, SelectionError> {
+        if self.mode == VbksMode::Full {
+            return self.full_mixture_of(idx, weights);
+        }
         let components = idx
             .iter()
             .zip(weights)
@@ -374,6 +498,99 @@ impl Vbks {
             .collect::<Result<Vec<_>, SelectionError>>()?;
         Ok(Mixture::new(components)?)
     }
+}
+
+impl Vbks {
+    /// Full-θ mode's model average: each kernel's predictive is the equal-weight mixture over
+    /// `S_pred` samples of `q(θ_i)` (the law of total variance of spec §2.11), so kernel `i`
+    /// contributes `S_pred` components of weight `w_i / S_pred` (seeded per kernel).
+    fn full_mixture_of(&self, idx: &[usize], weights: &[f64]) -> Result<Mixture, SelectionError> {
+        let s = self.predict_samples.max(1);
+        let mut components = Vec::with_capacity(idx.len() * s);
+        for (&i, &w) in idx.iter().zip(weights) {
+            let model = self.full[i].as_ref().ok_or_else(|| {
+                SelectionError::Invalid(format!("kernel {} failed to train", i + 1))
+            })?;
+            let seed = stream(
+                stream(self.seed, PREDICT_STREAM),
+                kernel_tag(&self.space, i),
+            );
+            for eta in standard_normals(s, model.n_theta(), seed) {
+                components.push(Component {
+                    structure: self.space.kernels()[i].clone(),
+                    index: i,
+                    weight: w / s as f64,
+                    model: model.svgp_at(&eta)?,
+                });
+            }
+        }
+        Ok(Mixture::new(components)?)
+    }
+}
+
+/// A kernel's own random stream tag (spec §7.11): derived from its canonical structure (FNV-1a),
+/// not its position, so a kernel draws the same numbers in any candidate space (T3 holds in
+/// full-θ mode too).
+fn kernel_tag(space: &KernelSpace, i: usize) -> u64 {
+    space.kernels()[i]
+        .to_string()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// Moves each trained kernel's result into its slot; a kernel's numerical failure excludes it
+/// (recorded in `failures`), any other error ends the run. Inactive or failed kernels are
+/// skipped.
+fn absorb<T>(
+    trained: Vec<Result<T, ModelError>>,
+    slots: &mut [Option<T>],
+    failures: &mut [Option<String>],
+    active: &[bool],
+) -> Result<(), SelectionError> {
+    for (i, result) in trained.into_iter().enumerate() {
+        if failures[i].is_some() || !active[i] {
+            continue;
+        }
+        match result {
+            Ok(m) => slots[i] = Some(m),
+            Err(e) if is_kernel_failure(&e) => {
+                failures[i] = Some(e.to_string());
+                slots[i] = None;
+            }
+            Err(e) => return Err(SelectionError::Model(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Full-θ mode's `L*_i` (spec §4.1 `EstimateLocalELBO`): `S_eval` fixed draws per kernel
+/// (the same at every checkpoint), on the shared evaluation subset. A kernel whose estimate
+/// fails numerically gets `−∞`; inactive kernels NaN (the caller fills them in).
+fn full_local_elbos(
+    full: &[Option<FullTheta>],
+    active: &[bool],
+    data: (MatRef<'_, f64>, &[f64]),
+    eval: &Option<Vec<usize>>,
+    (space, config): (&KernelSpace, &VbksConfig),
+) -> Vec<f64> {
+    full.par_iter()
+        .zip(active)
+        .enumerate()
+        .map(|(i, (f, &a))| match f {
+            _ if !a => f64::NAN,
+            None => f64::NEG_INFINITY,
+            Some(f) => {
+                let seed = stream(stream(config.seed, EVAL_THETA_STREAM), kernel_tag(space, i));
+                let etas = standard_normals(config.eval_samples, f.n_theta(), seed);
+                match f.local_elbo(data, eval.as_deref(), &etas) {
+                    Ok(v) if v.is_finite() => v,
+                    _ => f64::NEG_INFINITY,
+                }
+            }
+        })
+        .collect()
 }
 
 /// The Random baseline (VBKS paper §6.2): one kernel drawn uniformly from `space` with the
@@ -422,6 +639,13 @@ fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
         return bad(format!(
             "initial noise: expected a positive variance, got {}",
             config.noise
+        ));
+    }
+    if config.mode == VbksMode::Full && (config.eval_samples == 0 || config.predict_samples == 0) {
+        return bad(format!(
+            "full-θ mode: expected at least one hyperparameter sample for the local ELBOs and \
+             for prediction, got {} and {}",
+            config.eval_samples, config.predict_samples
         ));
     }
     if config.eval_size == 0 {

@@ -345,7 +345,7 @@ pub(super) fn kuf_adjoint(
 
 /// The symmetric adjoint of `K = L Lᵀ` from the adjoint of its lower factor:
 /// `K̄ = L⁻ᵀ sym(Φ(Lᵀ L̄)) L⁻¹`, where `sym(Φ(C))_ij = ½ C_max(i,j),min(i,j)`.
-fn cholesky_adjoint(w: &Whitened, l_bar: MatRef<'_, f64>) -> Mat<f64> {
+pub(super) fn cholesky_adjoint(w: &Whitened, l_bar: MatRef<'_, f64>) -> Mat<f64> {
     let m = l_bar.nrows();
     let c = product_with(w.l.transpose(), UPPER, l_bar, LOWER);
     let sym = Mat::from_fn(m, m, |i, j| 0.5 * c[(i.max(j), i.min(j))]);

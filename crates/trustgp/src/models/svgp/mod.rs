@@ -45,12 +45,15 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod train;
+mod unwhitened;
 
 use faer::{Mat, MatRef};
 
 use self::elbo::{evaluate, kl, Need, Rows};
 pub(crate) use self::state::one_thread;
 use self::state::{State, Whitened, CHUNK};
+pub(crate) use self::train::Batches;
+pub(crate) use self::unwhitened::{optimal_q_u, prior_factor, unwhitened_elbo};
 use super::checks::check_training_data;
 use super::inducing::InducingInit;
 use super::ModelError;

@@ -28,7 +28,7 @@ use crate::fit::{maximize, FitReport, Optimizer};
 use crate::models::ModelError;
 
 /// Seeded minibatches: shuffled passes over `0..n`, each cut into nearly equal batches.
-pub(super) struct Batches {
+pub(crate) struct Batches {
     order: Vec<usize>,
     /// Batch boundaries within `order`, `0 = b_0 < b_1 < … = n`.
     bounds: Vec<usize>,
@@ -38,7 +38,7 @@ pub(super) struct Batches {
 
 impl Batches {
     /// Batches of at most `size` rows out of `n` (`1 ≤ size ≤ n`).
-    pub(super) fn new(n: usize, size: usize, seed: u64) -> Batches {
+    pub(crate) fn new(n: usize, size: usize, seed: u64) -> Batches {
         let count = n.div_ceil(size);
         Batches {
             order: (0..n).collect(),
@@ -49,7 +49,7 @@ impl Batches {
     }
 
     /// The next batch; a new epoch (a fresh shuffle) starts when the last one is used up.
-    pub(super) fn next_batch(&mut self) -> &[usize] {
+    pub(crate) fn next_batch(&mut self) -> &[usize] {
         if self.next + 1 == self.bounds.len() {
             self.order.shuffle(&mut self.rng);
             self.next = 0;

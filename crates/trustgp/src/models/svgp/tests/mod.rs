@@ -6,6 +6,7 @@ mod gradients;
 mod joint;
 mod threads;
 mod training;
+mod unwhitened;
 
 use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
