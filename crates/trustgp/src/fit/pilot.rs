@@ -102,10 +102,11 @@ pub fn curvature_evaluations(p: usize) -> usize {
 }
 
 /// An approximation of the full fit's negated Hessian at the pilot's optimum `v`: `scale`
-/// (the ratio `n/m` of the full fit's rows to the pilot's) times the negated Hessian of the
+/// (see [`curvature_scale`]) times the negated Hessian of the
 /// pilot's objective (`objective` gives the value and gradient that the fit maximises), by
 /// forward differences of the gradient (backward ones at an upper bound of `bounds`),
-/// symmetrised and made positive definite (see [`CURVATURE_FLOOR`]).
+/// symmetrised and made positive definite (eigenvalues raised to at least 1e-8 of the
+/// largest).
 ///
 /// It costs [`curvature_evaluations`] evaluations of the pilot's objective. `None` if one of
 /// them fails or the matrix has no positive curvature at all: the full fit then starts as it
