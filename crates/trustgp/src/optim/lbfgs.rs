@@ -40,6 +40,12 @@ pub struct LbfgsOptions {
     /// without one are unaffected. The default, 2, takes MO-RCGP on Energy (paper setting)
     /// from 19 evaluations to 11 to the same optimum (`docs/benchmarks.md`).
     pub curvature_iterations: usize,
+    /// Rescale each supplied curvature approximation `B₀` by `sᵀy / sᵀB₀s` at the first step
+    /// taken from it, so that its size matches the objective's curvature along that step: for
+    /// approximations of the right shape but an uncertain size, such as the curvature a pilot
+    /// fit hands the full fit ([`pilot`](crate::fit::pilot)). Off by default: a Gauss–Newton
+    /// matrix has the right size.
+    pub rescale_curvature: bool,
 }
 
 impl Default for LbfgsOptions {
@@ -51,6 +57,7 @@ impl Default for LbfgsOptions {
             grad_tol: 1e-5,
             f_rel_tol: 1e7 * f64::EPSILON,
             curvature_iterations: 2,
+            rescale_curvature: false,
         }
     }
 }
@@ -147,7 +154,7 @@ pub fn minimize_lbfgsb<O: Objective>(
     let stationary = |p: &Point| projected_gradient_norm(&p.x, &p.g, bounds) <= opts.grad_tol;
     let mut memory = Memory::new(opts.memory);
     if let Some(b0) = current.curvature.take() {
-        memory.restart_from(b0);
+        memory.restart_from(b0, opts.rescale_curvature);
     }
     let mut n_iter = 0;
     let reason = loop {
@@ -204,7 +211,7 @@ pub fn minimize_lbfgsb<O: Objective>(
         let s = next.x.iter().zip(&current.x).map(|(a, b)| a - b).collect();
         let y = next.g.iter().zip(&current.g).map(|(a, b)| a - b).collect();
         match next.curvature.take() {
-            Some(b0) => memory.restart_from(b0),
+            Some(b0) => memory.restart_from(b0, opts.rescale_curvature),
             None => memory.push(s, y),
         }
         let f_old = current.f;

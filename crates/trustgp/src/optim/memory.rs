@@ -27,6 +27,8 @@ pub(crate) struct Memory {
     capacity: usize,
     pairs: VecDeque<(Vec<f64>, Vec<f64>)>,
     initial: Option<Mat<f64>>,
+    /// Whether the next pair with curvature rescales `B₀` (see [`Memory::restart_from`]).
+    rescale_pending: bool,
 }
 
 impl Memory {
@@ -35,15 +37,21 @@ impl Memory {
             capacity,
             pairs: VecDeque::with_capacity(capacity),
             initial: None,
+            rescale_pending: false,
         }
     }
 
     /// Forgets the pairs and starts again from the Hessian approximation `b0` (symmetric
     /// positive semi-definite): with every later pair kept, the directions are those of BFGS
-    /// started from `b0`.
-    pub(crate) fn restart_from(&mut self, b0: Mat<f64>) {
+    /// started from `b0`. With `rescale`, the first pair with curvature first multiplies `b0`
+    /// by `sᵀy / sᵀb0 s`, so that it matches the objective's curvature along that step: the
+    /// matrix analogue of the scaling `γ = sᵀy / yᵀy` of an identity start (Oren–Luenberger
+    /// self-scaling, Nocedal & Wright §6.1), for a `b0` whose shape is trusted but not its
+    /// overall size.
+    pub(crate) fn restart_from(&mut self, b0: Mat<f64>, rescale: bool) {
         self.pairs.clear();
         self.initial = Some(b0);
+        self.rescale_pending = rescale;
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -53,6 +61,7 @@ impl Memory {
     pub(crate) fn clear(&mut self) {
         self.pairs.clear();
         self.initial = None;
+        self.rescale_pending = false;
     }
 
     /// `B₀⁻¹ q` on the free variables (`q` is zero elsewhere), or `None` if there is no `B₀`
@@ -81,8 +90,22 @@ impl Memory {
     /// and drops the oldest when full.
     pub(crate) fn push(&mut self, s: Vec<f64>, y: Vec<f64>) {
         let all = vec![true; s.len()];
-        if !has_curvature(dot_free(&s, &y, &all), dot_free(&y, &y, &all)) {
+        let sy = dot_free(&s, &y, &all);
+        if !has_curvature(sy, dot_free(&y, &y, &all)) {
             return;
+        }
+        if std::mem::take(&mut self.rescale_pending) {
+            if let Some(b0) = self.initial.as_mut() {
+                let b0s: Vec<f64> = (0..s.len())
+                    .map(|i| (0..s.len()).map(|j| b0[(i, j)] * s[j]).sum())
+                    .collect();
+                let sbs = dot_free(&s, &b0s, &all);
+                let tau = sy / sbs;
+                // A b0 without curvature along s (or a non-finite ratio) is left as it is.
+                if sbs > 0.0 && tau.is_finite() {
+                    *b0 *= faer::Scale(tau);
+                }
+            }
         }
         if self.pairs.len() == self.capacity {
             self.pairs.pop_front();
@@ -171,7 +194,10 @@ mod tests {
     fn an_initial_hessian_gives_the_newton_step_on_the_free_variables_until_cleared() {
         // B₀ = [[2, 1], [1, 4]]: the direction is −B₀⁻¹ g, or −g₁/4 with variable 0 fixed.
         let mut memory = Memory::new(5);
-        memory.restart_from(Mat::from_fn(2, 2, |i, j| [[2.0, 1.0], [1.0, 4.0]][i][j]));
+        memory.restart_from(
+            Mat::from_fn(2, 2, |i, j| [[2.0, 1.0], [1.0, 4.0]][i][j]),
+            false,
+        );
         assert!(!memory.is_empty());
         let (d, used) = memory.direction(&[3.0, 5.0], &[true, true]);
         assert!(used);
@@ -192,6 +218,48 @@ mod tests {
         );
         memory.clear();
         assert!(memory.is_empty());
+    }
+
+    #[test]
+    fn a_rescaled_start_matches_the_curvature_along_the_first_step_then_updates_as_bfgs() {
+        // f = ½ xᵀ A x with A = [[3, 1], [1, 2]], started from 5 A: the first pair (y = A s)
+        // scales it by sᵀAs / (5 sᵀAs) = 1/5, so B₀ becomes A, which the BFGS update with a
+        // pair of A itself leaves as it is: the direction is then Newton's, −A⁻¹ g.
+        let a = [[3.0, 1.0], [1.0, 2.0]];
+        let times_a = |v: &[f64]| {
+            vec![
+                a[0][0] * v[0] + a[0][1] * v[1],
+                a[1][0] * v[0] + a[1][1] * v[1],
+            ]
+        };
+        let g = [1.0, -2.0];
+        // A⁻¹ = [[2, −1], [−1, 3]] / 5.
+        let newton = [-(2.0 * g[0] - g[1]) / 5.0, -(-g[0] + 3.0 * g[1]) / 5.0];
+        let s = vec![0.3, 0.7];
+        let mut memory = Memory::new(5);
+        memory.restart_from(Mat::from_fn(2, 2, |i, j| 5.0 * a[i][j]), true);
+        // Before any pair the direction is the unscaled start's, a fifth of Newton's (to the
+        // 1e-10 relative shift `apply_initial` adds).
+        let (d, _) = memory.direction(&g, &[true, true]);
+        assert!((d[0] - newton[0] / 5.0).abs() < 1e-9 && (d[1] - newton[1] / 5.0).abs() < 1e-9);
+        memory.push(s.clone(), times_a(&s));
+        let (d, _) = memory.direction(&g, &[true, true]);
+        assert!(
+            (d[0] - newton[0]).abs() < 1e-9 && (d[1] - newton[1]).abs() < 1e-9,
+            "{d:?}"
+        );
+        // Without the rescaling, B₀ = 5 A stays wrong off the step: the direction is not
+        // Newton's, only the secant condition holds (the direction for g = y is −s).
+        let mut plain = Memory::new(5);
+        plain.restart_from(Mat::from_fn(2, 2, |i, j| 5.0 * a[i][j]), false);
+        plain.push(s.clone(), times_a(&s));
+        let (d, _) = plain.direction(&g, &[true, true]);
+        assert!((d[0] - newton[0]).abs() > 1e-3, "{d:?}");
+        let (d, _) = plain.direction(&times_a(&s), &[true, true]);
+        assert!(
+            (d[0] + s[0]).abs() < 1e-9 && (d[1] + s[1]).abs() < 1e-9,
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -22,11 +22,11 @@ use faer::{Mat, MatRef};
 use super::checks::check_binary;
 use super::warm::Warm;
 use crate::fit::pilot;
-use crate::fit::restarts::{maximize, plain};
+use crate::fit::restarts::maximize;
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::{Covariance, Kernel};
 use crate::likelihoods::{Bernoulli, Link};
-use crate::linalg::{parallelism_for, Cholesky};
+use crate::linalg::{parallelism_for, Cholesky, Parallelism};
 use crate::means::Mean;
 use crate::models::laplace::student_t::laplace::{evaluate, evaluate_log_concave, MODE_TOL};
 use crate::models::laplace::student_t::{Laplace, StudentTData};
@@ -77,29 +77,47 @@ pub struct BinaryLaplace {
     starts: Vec<FitReport>,
 }
 
-/// Maximise the Laplace evidence over `kernel`'s parameters from its values and
-/// `opts.restarts` seeded restarts; the best parameters and a report per start.
+/// The Laplace evidence with `kernel`'s parameters set to `v`, and its gradient; `warm`
+/// starts the mode search and receives where it ended.
+fn evidence_at(
+    kernel: &Kernel,
+    v: &[f64],
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    link: Link,
+    warm: &Warm,
+) -> Result<(f64, Vec<f64>), String> {
+    let mut k = kernel.clone();
+    k.set_params(v).map_err(|e| e.to_string())?;
+    let start = warm.get();
+    let r = laplace_evidence(&k, x, y, link, start.as_deref(), true).map_err(|e| e.to_string())?;
+    warm.set(&r.alpha);
+    Ok((r.value, r.grad))
+}
+
+/// Maximise the Laplace evidence over `kernel`'s parameters from its values (where
+/// `curvature`, if given, approximates the negated Hessian, and `alpha`, if given, starts the
+/// first mode search) and `opts.restarts` seeded restarts; the best parameters and a report
+/// per start.
 fn optimize(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
     y: &[f64],
     link: Link,
     opts: &FitOptions,
+    curvature: Option<Mat<f64>>,
+    alpha: Option<Vec<f64>>,
 ) -> Result<(Vec<f64>, Vec<FitReport>), ModelError> {
     let par = parallelism_for(x.nrows());
-    let warm = Warm::new(par);
-    let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-        let mut k = kernel.clone();
-        k.set_params(v).map_err(|e| e.to_string())?;
-        let start = warm.get();
-        let r =
-            laplace_evidence(&k, x, y, link, start.as_deref(), true).map_err(|e| e.to_string())?;
-        warm.set(&r.alpha);
-        Ok((r.value, r.grad))
+    let warm = match alpha {
+        Some(a) => Warm::starting_from(par, a),
+        None => Warm::new(par),
     };
+    let objective = |v: &[f64]| evidence_at(kernel, v, x, y, link, &warm);
+    let x0 = kernel.params();
     maximize(
-        plain(objective),
-        &kernel.params(),
+        pilot::curved_at_start(objective, x0.clone(), curvature),
+        &x0,
         &kernel.bounds(),
         &kernel.param_names(),
         opts.restarts,
@@ -120,15 +138,38 @@ fn optimize_piloted(
     opts: &FitOptions,
 ) -> Result<(Vec<f64>, Vec<FitReport>), ModelError> {
     let (xs, ys) = (pilot::select_rows(x, rows), pilot::select(y, rows));
+    let pilot_opts = pilot::pilot_options(opts);
     let piloted = check_binary(xs.as_ref(), &ys)
-        .and_then(|()| optimize(kernel, xs.as_ref(), &ys, link, &pilot::pilot_options(opts)));
+        .and_then(|()| optimize(kernel, xs.as_ref(), &ys, link, &pilot_opts, None, None));
     let Ok((v, pilot_starts)) = piloted else {
-        return optimize(kernel, x, y, link, opts);
+        return optimize(kernel, x, y, link, opts, None, None);
     };
     let mut start = kernel.clone();
     start.set_params(&v)?;
-    let (v, mut starts) = optimize(&start, x, y, link, &pilot::after_pilot(opts))?;
-    pilot::mark_piloted(&mut starts, &pilot_starts, rows.len(), x.nrows());
+    // The pilot's curvature at the full fit's start (a fresh mode search per evaluation).
+    let cold = Warm::new(Parallelism::Sequential);
+    let curvature = pilot::curvature(
+        |v: &[f64]| evidence_at(&start, v, xs.as_ref(), &ys, link, &cold),
+        &start.params(),
+        &start.bounds(),
+        pilot::curvature_scale(x.nrows(), rows.len()),
+    );
+    // The pilot's mode starts the first full-size mode search: `â` on the pilot's rows and 0
+    // elsewhere gives `f = K â`, the pilot posterior's mean at every row (a start the search
+    // keeps only if it beats `f = 0`).
+    let alpha = laplace_evidence(&start, xs.as_ref(), &ys, link, None, false)
+        .ok()
+        .map(|pilot_mode| {
+            let mut a = vec![0.0; x.nrows()];
+            rows.iter()
+                .zip(&pilot_mode.alpha)
+                .for_each(|(&i, &ai)| a[i] = ai);
+            a
+        });
+    let spent = pilot::curvature_evaluations(v.len()) + 1;
+    let full_opts = pilot::after_pilot(opts);
+    let (v, mut starts) = optimize(&start, x, y, link, &full_opts, curvature, alpha)?;
+    pilot::mark_piloted(&mut starts, &pilot_starts, spent, rows.len(), x.nrows());
     Ok((v, starts))
 }
 
@@ -156,7 +197,7 @@ impl BinaryLaplace {
         }
         let (v, starts) = match pilot::pilot_rows(x.nrows(), opts) {
             Some(rows) => optimize_piloted(&kernel, x, y, &rows, link, opts)?,
-            None => optimize(&kernel, x, y, link, opts)?,
+            None => optimize(&kernel, x, y, link, opts, None, None)?,
         };
         kernel.set_params(&v)?;
         let mut model = Self::at(x, y, kernel, link)?;

@@ -23,6 +23,14 @@ impl Warm {
         }
     }
 
+    /// [`Warm::new`] with `start` as the state the first evaluation starts from (when the
+    /// cell is used at all).
+    pub(super) fn starting_from(par: Parallelism, start: Vec<f64>) -> Self {
+        let warm = Warm::new(par);
+        warm.set(&start);
+        warm
+    }
+
     /// The state to start from, if any.
     pub(super) fn get(&self) -> Option<Vec<f64>> {
         let cell = self.state.as_ref()?;

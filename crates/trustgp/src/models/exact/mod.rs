@@ -24,7 +24,7 @@ use scale_profile::ScaleProfile;
 pub(crate) mod evidence;
 mod scale_profile;
 use crate::fit::pilot;
-use crate::fit::restarts::{maximize, plain};
+use crate::fit::restarts::maximize;
 use crate::fit::{FitOptions, FitReport};
 use crate::likelihoods::{Gaussian, Likelihood};
 use crate::linalg::{parallelism_for, Parallelism};
@@ -197,7 +197,7 @@ impl ExactGp {
         let par = parallelism_for(x.nrows());
         let fitted = match pilot::pilot_rows(x.nrows(), opts) {
             Some(rows) => optimize_piloted(&init, x, y, &rows, opts, par)?,
-            None => optimize(&init, x, y, opts, par)?,
+            None => optimize(&init, x, y, opts, par, None)?,
         };
         let mut gp = match fitted.evaluation {
             Some(e) => Self::from_evaluation(fitted.hyper, opts.extra_diag, e),
@@ -349,18 +349,100 @@ struct Fitted {
 
 /// Maximise the log marginal likelihood from the initial start and `opts.restarts` random ones,
 /// over the profiled parameters when the kernel has an overall scale (see [`ScaleProfile`]).
+/// `curvature` approximates the negated Hessian at the initial start in the coordinates
+/// optimised (see [`start_coordinates`]), when a pilot supplied one.
 fn optimize(
     init: &GpHyper,
     x: MatRef<'_, f64>,
     y: &[f64],
     opts: &FitOptions,
     par: Parallelism,
+    curvature: Option<Mat<f64>>,
 ) -> Result<Fitted, ModelError> {
-    let profile = ScaleProfile::of(init).filter(|_| opts.profile_scale && opts.extra_diag == 0.0);
-    match profile {
-        Some(profile) => optimize_profiled(init, &profile, x, y, opts, par),
-        None => optimize_full(init, &init.to_vec(), opts.restarts, x, y, opts, par),
+    match profile_for(init, opts) {
+        Some(profile) => optimize_profiled(init, &profile, x, y, opts, par, curvature),
+        None => optimize_full(
+            init,
+            &init.to_vec(),
+            opts.restarts,
+            x,
+            y,
+            opts,
+            par,
+            curvature,
+        ),
     }
+}
+
+/// The scale profile [`optimize`] works in, if any.
+fn profile_for(init: &GpHyper, opts: &FitOptions) -> Option<ScaleProfile> {
+    ScaleProfile::of(init).filter(|_| opts.profile_scale && opts.extra_diag == 0.0)
+}
+
+/// The coordinates [`optimize`] starts from at `init` (profiled or full), their bounds, and
+/// the log marginal likelihood with its gradient in them on the rows `x`, `y`.
+#[allow(clippy::type_complexity)]
+fn start_coordinates<'a>(
+    init: &'a GpHyper,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    opts: &'a FitOptions,
+    par: Parallelism,
+) -> (
+    Vec<f64>,
+    Vec<(f64, f64)>,
+    Box<dyn Fn(&[f64]) -> Result<(f64, Vec<f64>), String> + 'a>,
+) {
+    match profile_for(init, opts) {
+        Some(profile) => {
+            let z0 = profile.profiled(&init.to_vec());
+            let bounds = profile.bounds(&init.bounds());
+            let objective = move |z: &[f64]| {
+                eval_profiled(init, &profile, x, y, z, par).map(|(f, g, _)| (f, g))
+            };
+            (z0, bounds, Box::new(objective))
+        }
+        None => {
+            let objective = move |v: &[f64]| {
+                eval_full(init, x, y, opts.extra_diag, v, par).map(|(f, g, _)| (f, g))
+            };
+            (init.to_vec(), init.bounds(), Box::new(objective))
+        }
+    }
+}
+
+/// The log marginal likelihood concentrated over the overall scale at the profiled
+/// coordinates `z` (see [`ScaleProfile`]), its gradient in them, and the fitted scale.
+fn eval_profiled(
+    init: &GpHyper,
+    profile: &ScaleProfile,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    z: &[f64],
+    par: Parallelism,
+) -> Result<(f64, Vec<f64>, f64), String> {
+    let h = init
+        .with_vec(&profile.full(z, 0.0))
+        .map_err(|e| e.to_string())?;
+    let e = evaluate(&h, x, y, 0.0, Scale::Profiled, par, true).map_err(|e| e.to_string())?;
+    Ok((e.lml.value, profile.gradient(&e.lml.grad), e.scale))
+}
+
+/// The log marginal likelihood at the flat parameters `v` of [`GpHyper`], its gradient, and
+/// the evaluation.
+fn eval_full(
+    init: &GpHyper,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    extra_diag: f64,
+    v: &[f64],
+    par: Parallelism,
+) -> Result<(f64, Vec<f64>, Evaluation), String> {
+    let h = init.with_vec(v).map_err(|e| e.to_string())?;
+    let mut e =
+        evaluate(&h, x, y, extra_diag, Scale::Given, par, true).map_err(|e| e.to_string())?;
+    let grad = std::mem::take(&mut e.lml.grad);
+    Ok((e.lml.value, grad, e))
 }
 
 /// [`optimize`] on every row from the optimum of a pilot fit on `rows` (see [`pilot`]), or
@@ -381,15 +463,30 @@ fn optimize_piloted(
         &ys,
         &pilot_opts,
         parallelism_for(rows.len()),
+        None,
     ) else {
-        return optimize(init, x, y, opts, par);
+        return optimize(init, x, y, opts, par, None);
     };
-    let mut fitted = optimize(&p.hyper, x, y, &pilot::after_pilot(opts), par)?;
-    pilot::mark_piloted(&mut fitted.starts, &p.starts, rows.len(), x.nrows());
+    // The pilot's curvature in the coordinates the full fit starts in, at its start.
+    let full_opts = pilot::after_pilot(opts);
+    let (v0, bounds, objective) = start_coordinates(
+        &p.hyper,
+        xs.as_ref(),
+        &ys,
+        &full_opts,
+        parallelism_for(rows.len()),
+    );
+    let scale = pilot::curvature_scale(x.nrows(), rows.len());
+    let curvature = pilot::curvature(objective, &v0, &bounds, scale);
+    let spent = pilot::curvature_evaluations(v0.len());
+    let mut fitted = optimize(&p.hyper, x, y, &full_opts, par, curvature)?;
+    pilot::mark_piloted(&mut fitted.starts, &p.starts, spent, rows.len(), x.nrows());
     Ok(fitted)
 }
 
-/// Maximise over the full flat vector of [`GpHyper`] from `x0` and `restarts` random starts.
+/// Maximise over the full flat vector of [`GpHyper`] from `x0` (where `curvature`, if given,
+/// approximates the negated Hessian) and `restarts` random starts.
+#[allow(clippy::too_many_arguments)]
 fn optimize_full(
     init: &GpHyper,
     x0: &[f64],
@@ -398,19 +495,16 @@ fn optimize_full(
     y: &[f64],
     opts: &FitOptions,
     par: Parallelism,
+    curvature: Option<Mat<f64>>,
 ) -> Result<Fitted, ModelError> {
     let best = BestSoFar::default();
     let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
-        let h = init.with_vec(v).map_err(|e| e.to_string())?;
-        let mut e = evaluate(&h, x, y, opts.extra_diag, Scale::Given, par, true)
-            .map_err(|e| e.to_string())?;
-        let value = e.lml.value;
-        let grad = std::mem::take(&mut e.lml.grad);
+        let (value, grad, e) = eval_full(init, x, y, opts.extra_diag, v, par)?;
         best.offer(v, value, e);
         Ok((value, grad))
     };
     let (v, starts) = maximize(
-        plain(objective),
+        pilot::curved_at_start(objective, x0.to_vec(), curvature),
         x0,
         &init.bounds(),
         &init.param_names(),
@@ -429,6 +523,7 @@ fn optimize_full(
 /// Maximise the likelihood concentrated over the kernel's overall scale, then map the optimum
 /// back to the full parameters. If the profiled scale or the noise it implies falls outside its
 /// bounds, continue from the nearest point inside them in the full parameterisation.
+#[allow(clippy::too_many_arguments)]
 fn optimize_profiled(
     init: &GpHyper,
     profile: &ScaleProfile,
@@ -436,20 +531,19 @@ fn optimize_profiled(
     y: &[f64],
     opts: &FitOptions,
     par: Parallelism,
+    curvature: Option<Mat<f64>>,
 ) -> Result<Fitted, ModelError> {
     let best = BestSoFar::default();
     let objective = |z: &[f64]| -> Result<(f64, Vec<f64>), String> {
-        let h = init
-            .with_vec(&profile.full(z, 0.0))
-            .map_err(|e| e.to_string())?;
-        let e = evaluate(&h, x, y, 0.0, Scale::Profiled, par, true).map_err(|e| e.to_string())?;
-        best.offer(z, e.lml.value, e.scale);
-        Ok((e.lml.value, profile.gradient(&e.lml.grad)))
+        let (value, grad, scale) = eval_profiled(init, profile, x, y, z, par)?;
+        best.offer(z, value, scale);
+        Ok((value, grad))
     };
     let full_bounds = init.bounds();
+    let z0 = profile.profiled(&init.to_vec());
     let profiled = maximize(
-        plain(objective),
-        &profile.profiled(&init.to_vec()),
+        pilot::curved_at_start(objective, z0.clone(), curvature),
+        &z0,
         &profile.bounds(&full_bounds),
         &profile.names(init.param_names()),
         opts.restarts,
@@ -460,7 +554,7 @@ fn optimize_profiled(
     // Degenerate data (a residual of exactly zero makes ĉ = 0) fail every profiled start;
     // the full parameterisation handles them as it always did.
     let Ok((z, starts)) = profiled else {
-        return optimize_full(init, &init.to_vec(), opts.restarts, x, y, opts, par);
+        return optimize_full(init, &init.to_vec(), opts.restarts, x, y, opts, par, None);
     };
     let scale = best
         .take_if_at(&z)
@@ -482,7 +576,7 @@ fn optimize_profiled(
         .zip(&full_bounds)
         .map(|(vi, (lo, hi))| vi.clamp(*lo, *hi))
         .collect();
-    let mut polished = optimize_full(init, &clamped, 0, x, y, opts, par)?;
+    let mut polished = optimize_full(init, &clamped, 0, x, y, opts, par, None)?;
     let first = starts.len();
     let continued = polished.starts.drain(..).map(|mut r| {
         r.start += first;
