@@ -16,6 +16,7 @@ pub use allocator::reuse_freed_memory;
 pub use block_cholesky::{BlockCholesky, SchurBasis};
 pub use cholesky::{Cholesky, JITTER_CAP, JITTER_START};
 pub(crate) use fresh::{par_from_columns, par_zeros};
+pub(crate) use gram::lower_gram_in_place;
 pub use parallelism::{parallelism_for, Parallelism};
 pub(crate) use reduce::sum_pairs;
 pub(crate) use symmetric::copy_transposed;

@@ -252,3 +252,49 @@ fn the_log_concave_form_agrees_with_the_generic_form() {
     let fast = laplace::evaluate_log_concave(&kernel, &data, &lik, None, true, 1e-15).unwrap();
     assert_agree(&generic, &fast, 1e-9, "gaussian");
 }
+
+/// With a very large kernel variance the logit mode is so confident that some `W_ii K_ii` fall
+/// below the cancellation threshold of `Σ_ii = (1 − B⁻¹_ii)/W_ii`: the log-concave gradient
+/// takes those rows the exact way and still agrees with the generic form, which never divides
+/// by `W`.
+#[test]
+fn the_log_concave_gradient_agrees_where_w_is_tiny() {
+    use crate::likelihoods::{Bernoulli, Link};
+    let (x, y, _) = problem(30);
+    let labels: Vec<f64> = y
+        .iter()
+        .map(|&v| if v > 0.2 { 1.0 } else { -1.0 })
+        .collect();
+    let (prior, group) = (vec![0.0; y.len()], vec![0; y.len()]);
+    let var = 1e8;
+    let kernel = Kernel::parse(&format!("se(ls=[0.6, 0.9], var={var})")).unwrap();
+    let data = StudentTData {
+        x: x.as_ref(),
+        y: &labels,
+        prior: &prior,
+        group: &group,
+    };
+    let lik = [Bernoulli::new(Link::Logit)];
+    let generic = laplace::evaluate(&kernel, &data, &lik, None, true, 1e-15)
+        .unwrap()
+        .0;
+    let fast = laplace::evaluate_log_concave(&kernel, &data, &lik, None, true, 1e-15).unwrap();
+    let wk: Vec<f64> = fast
+        .mode
+        .iter()
+        .map(|&f| {
+            let p = 1.0 / (1.0 + (-f).exp());
+            p * (1.0 - p) * var
+        })
+        .collect();
+    let below = wk
+        .iter()
+        .filter(|&&v| v < laplace::SIGMA_DIAG_CANCELLATION)
+        .count();
+    assert!(
+        below > 0 && below < wk.len(),
+        "rows below the threshold: {below} of {}",
+        wk.len()
+    );
+    assert_agree(&generic, &fast, 1e-7, "confident");
+}
