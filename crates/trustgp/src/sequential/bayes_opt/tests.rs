@@ -521,3 +521,86 @@ fn robust_centres_are_kept_in_the_state() {
     let old = BayesOpt::from_json(&json.to_string()).unwrap();
     assert_eq!(old.settings().robust_centre, RobustCentre::Prior);
 }
+
+/// EULBO's utility is taken over the best posterior mean at the evaluated inputs, not over the
+/// best observation: when the best design point is evaluated a second time and that value is
+/// corrupted far upwards (an asymmetric outlier), no model can interpolate both values, the
+/// incumbent stays well below the outlier, and the refinement is `optimize` over that
+/// incumbent (and differs from the one over the corrupted maximum, the reference's).
+#[test]
+fn eulbo_takes_the_best_posterior_mean_as_incumbent_not_an_outlier() {
+    use super::super::eulbo::{optimize, EulboOptions};
+    use crate::estimators::regressor::{Fitted, SingleOutput};
+    use crate::models::approximate::ApproxModel;
+    for model in ["cagp", "rcagp"] {
+        let mut settings = BoSettings::new(branin_bounds());
+        settings.n_init = 16;
+        settings.model = model.into();
+        settings.method = Method::Eulbo;
+        settings.seed = 5;
+        let mut bo = BayesOpt::new(settings).unwrap();
+        let design = bo.ask(16).unwrap().points;
+        let clean: Vec<f64> = design.iter().map(|x| branin(x)).collect();
+        bo.tell(&design, &clean).unwrap();
+        let best = (0..16).fold(0, |b, i| if clean[i] > clean[b] { i } else { b });
+        // The best point again, seen 100 higher than it is (Branin's values span ~300).
+        bo.tell_corrupted(
+            &[design[best].clone()],
+            &[clean[best] + 100.0],
+            &[clean[best]],
+        )
+        .unwrap();
+        let fitted = bo.ask(1).unwrap().model.unwrap();
+        let st = &fitted.standardizer;
+        let data = bo.surrogate_data();
+        let xs = st.transform_x(data.x.as_ref());
+        let ys: Vec<f64> = (0..17)
+            .map(|i| (data.y[(i, 0)] - st.y_mean[0]) / st.y_std[0])
+            .collect();
+        let outlier = ys[16];
+        assert_eq!(
+            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            outlier
+        );
+        let incumbent = eulbo_incumbent(&fitted, xs.as_ref()).unwrap();
+        // The latent means through the regressor's own prediction, standardised.
+        let want = fitted.predict(data.x.as_ref(), true).unwrap()[0]
+            .mean
+            .iter()
+            .map(|m| (m - st.y_mean[0]) / st.y_std[0])
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert!(
+            (incumbent - want).abs() < 1e-10 * want.abs().max(1.0),
+            "{model}: {incumbent} vs {want}"
+        );
+        // The two values at the best point are 100/s_y apart; the mean sits between them.
+        let gap = 100.0 / st.y_std[0];
+        assert!(
+            incumbent < outlier - 0.2 * gap,
+            "{model}: {incumbent} vs {outlier}"
+        );
+        let Fitted::PerTarget(outputs) = &fitted.fitted else {
+            panic!("single output")
+        };
+        let SingleOutput::Approx(ApproxModel::Ca(gp), _) = &outputs[0].gp else {
+            panic!("{model} is computation-aware")
+        };
+        let unit: Vec<(f64, f64)> = branin_bounds()
+            .iter()
+            .enumerate()
+            .map(|(c, b)| {
+                let to = |v: f64| (v - st.x_mean[c]) / st.x_std[c];
+                (to(b.lo), to(b.hi))
+            })
+            .collect();
+        let x0 = vec![0.1, -0.2];
+        let (_, value) = eulbo_refine(&fitted, xs.as_ref(), &ys, &[x0.clone()], &unit, 0).unwrap();
+        let opts = EulboOptions {
+            mc_seed: 0,
+            ..EulboOptions::default()
+        };
+        let over = |f: f64| optimize(gp, &x0, &unit, f, &opts).unwrap().objective;
+        assert_eq!(value, over(incumbent), "{model}");
+        assert!((value - over(outlier)).abs() > 1e-6, "{model}");
+    }
+}

@@ -397,7 +397,8 @@ fn checked_start(
 /// Jointly optimises `model` and a query point, or a batch of `q` points, from `x0` (`q`
 /// rows of the model's inputs, row after row) in the box `bounds` (model input units, one per
 /// input; a start outside the box is projected into it) with the softplus utility over
-/// `incumbent` (the best standardised observation, as the reference); see the module notes
+/// `incumbent` (the reference passes the best standardised observation, `trustgp bo` the best
+/// posterior mean: [`crate::sequential::bayes_opt::eulbo_incumbent`]); see the module notes
 /// for the loop.
 ///
 /// # Errors
