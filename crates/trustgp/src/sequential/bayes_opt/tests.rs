@@ -594,7 +594,15 @@ fn eulbo_takes_the_best_posterior_mean_as_incumbent_not_an_outlier() {
             })
             .collect();
         let x0 = vec![0.1, -0.2];
-        let (_, value) = eulbo_refine(&fitted, xs.as_ref(), &ys, &[x0.clone()], &unit, 0).unwrap();
+        let (_, value) = eulbo_refine(
+            &fitted,
+            xs.as_ref(),
+            &ys,
+            std::slice::from_ref(&x0),
+            &unit,
+            0,
+        )
+        .unwrap();
         let opts = EulboOptions {
             mc_seed: 0,
             ..EulboOptions::default()
