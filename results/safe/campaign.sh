@@ -40,3 +40,15 @@ $E --methods hgp,lmc --seeds 3 --problems branin
 #    -ns<N> / -src<P> in their names):
 nice -n 5 target/release/experiments safe-ablation --figure 9 --seeds 3 --methods efficient-hgp,hgp --out results/safe_fig9.md
 nice -n 5 target/release/experiments safe-ablation --figure 10 --seeds 3 --methods efficient-hgp,hgp --out results/safe_fig10.md
+# Issue-23 follow-up 2 (branch safe23b, 06:00-07:30 UTC; at load 6-9 on the 2 shared cores, so
+# the wall-clock and training times of these runs are inflated 4-8x):
+# 5. More GEngine seeds (SAL, EffTransHGP, then FullTransHGP as far as time allowed):
+$E --methods sal --seeds 5 --problems gengine
+$E --methods efficient-hgp --seeds 5 --problems gengine
+# not run: $E --methods hgp --seeds 5 --problems gengine   (seed 1 stopped after 5 min at 07:01:
+#   under the load one run would have taken 20+ min; GEngine FullTransHGP has seed 0 only)
+# not run: $E --methods lmc --seeds 2 --problems pengine   (PEngine's TP "FAILS" was the
+#   unpaired comparison; on the paired seed 0 LMC's TP 0.4955 > SAL's 0.4891)
+# 6. Table 4 with warm refits, replayed on the stored EffTransHGP runs' data (no runs stored):
+#   nice -n 5 target/release/examples/safe_refit_replay ../shared/data results/safe 0,1,2 > results/safe/table4-warm-replay.txt
+# The summary, as at the top of results/safe_transfer.md.

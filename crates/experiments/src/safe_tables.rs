@@ -213,6 +213,27 @@ pub fn time_spread(means: &[f64]) -> Option<f64> {
     Some(hi / lo)
 }
 
+/// A method against a baseline on the seeds both ran (each seed is its own data set, so an
+/// unpaired comparison mixes data sets): `(mean of ours, mean of the baseline, mean ± s.e. of
+/// the per-seed difference ours − baseline, number of common seeds)`. Values are `(seed,
+/// value)` pairs; `None` without a common seed.
+pub fn paired(
+    ours: &[(u64, f64)],
+    baseline: &[(u64, f64)],
+) -> Option<(f64, f64, (f64, f64), usize)> {
+    let pairs: Vec<(f64, f64)> = ours
+        .iter()
+        .filter_map(|(seed, v)| {
+            let b = baseline.iter().find(|(s, _)| s == seed)?;
+            Some((*v, b.1))
+        })
+        .collect();
+    let a: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let b: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let d: Vec<f64> = pairs.iter().map(|p| p.0 - p.1).collect();
+    Some((mean_se(&a)?.0, mean_se(&b)?.0, mean_se(&d)?, pairs.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +268,20 @@ mod tests {
         assert_eq!(time_spread(&[0.2, 0.1, 0.4]), Some(4.0));
         assert_eq!(time_spread(&[0.0, 0.5]), Some(500.0));
         assert_eq!(time_spread(&[1.0]), None);
+    }
+
+    #[test]
+    fn paired_compares_on_the_common_seeds_only() {
+        // Seeds 0 and 2 are common: ours 1, 5; baseline 2, 3; differences −1, 2 (mean 0.5,
+        // sample variance 4.5, se √(4.5/2) = 1.5). Seed 1 (ours only) and 7 (baseline only)
+        // are left out, though they would move either unpaired mean.
+        let ours = [(0, 1.0), (1, 100.0), (2, 5.0)];
+        let base = [(2, 3.0), (7, -50.0), (0, 2.0)];
+        let (a, b, (d, se), n) = paired(&ours, &base).unwrap();
+        assert_eq!(n, 2);
+        assert!((a - 3.0).abs() < 1e-15 && (b - 2.5).abs() < 1e-15);
+        assert!((d - 0.5).abs() < 1e-15 && (se - 1.5).abs() < 1e-15);
+        assert_eq!(paired(&[(1, 1.0)], &[(0, 1.0)]), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use faer::{Mat, MatRef};
 use super::stack::{
     check_target, not_updated, required_width, stack_sources, tagged, StackedSources,
 };
-use super::starts::{best_start, start_points};
+use super::starts::best_start;
 use super::{check_task_noise, TransferFitOptions};
 use crate::fit::FitReport;
 use crate::kernels::{
@@ -286,7 +286,7 @@ impl FunctionModel for LmcTransfer {
                 &vec![self.options.initial_noise_std.powi(2); self.n_tasks],
             );
             let warm = self.parameters();
-            let starts = start_points(&warm, &init, &bounds, self.options.restarts, seed);
+            let starts = (self.options).starts_from_current(&warm, &init, &bounds, seed);
             let opts = self.options.single_start();
             let gp = best_start(&starts, parallelism_for(xa.nrows()), |v| {
                 let (kernel, noise) = unpack(&self.initial, v)?;

@@ -63,6 +63,12 @@ pub struct TransferFitOptions {
     pub initial_source_variance: f64,
     /// Initial variance of the target kernel (the last level).
     pub initial_target_variance: f64,
+    /// Random restarts of a refit that starts from a previous optimum. `None` (the default):
+    /// `restarts`, as the authors' code does (it resets the model before every refit). `Some(r)`:
+    /// a warm refit, GPflow-style, from the previous optimum, the initial values and `r`
+    /// perturbations of them; with `r = 0` a refit is two L-BFGS-B runs instead of
+    /// `restarts + 2` (see docs/decisions.md, "warm refits").
+    pub warm_restarts: Option<usize>,
     /// Iteration limit of each L-BFGS-B run.
     pub max_iterations: usize,
     /// Seed of the fits made when a model is built (the source fit of [`SourcePriorGp`]);
@@ -79,6 +85,7 @@ impl Default for TransferFitOptions {
             initial_noise_std: 0.1,
             initial_source_variance: 1.0,
             initial_target_variance: 0.1,
+            warm_restarts: None,
             max_iterations: LbfgsOptions::default().max_iter,
             seed: 0,
         }
@@ -152,11 +159,20 @@ impl TransferFitOptions {
         }
     }
 
+    /// The random restarts of a fit: `warm_restarts` (if set) when it refits from a previous
+    /// optimum, else `restarts`.
+    fn restarts_for(&self, refit: bool) -> usize {
+        match (refit, self.warm_restarts) {
+            (true, Some(r)) => r,
+            _ => self.restarts,
+        }
+    }
+
     /// The start points of a fit: `x0`, then `warm` (the previous optimum, if any), then
-    /// `restarts` copies of `x0` whose entries are each multiplied by a seeded draw from
-    /// U(0.5, 1.5), clamped to `bounds`. (As in the authors' code, the perturbation acts on
-    /// the unconstrained values, here logarithms, so a parameter whose initial value is 1
-    /// stays there; the other starts still move it.)
+    /// [`TransferFitOptions::restarts_for`] copies of `x0` whose entries are each multiplied by
+    /// a seeded draw from U(0.5, 1.5), clamped to `bounds`. (As in the authors' code, the
+    /// perturbation acts on the unconstrained values, here logarithms, so a parameter whose
+    /// initial value is 1 stays there; the other starts still move it.)
     fn starts(
         &self,
         x0: &[f64],
@@ -165,9 +181,30 @@ impl TransferFitOptions {
         seed: u64,
     ) -> Vec<Vec<f64>> {
         let warm = warm.filter(|w| *w != x0);
-        let mut starts = start_points(warm.unwrap_or(x0), x0, bounds, self.restarts, seed);
+        let restarts = self.restarts_for(warm.is_some());
+        let mut starts = start_points(warm.unwrap_or(x0), x0, bounds, restarts, seed);
         if warm.is_some() {
             starts.insert(0, x0.to_vec());
+        }
+        starts
+    }
+
+    /// The start points of the models whose first start is `warm` (the current values: the
+    /// previous optimum, or `init` before any fit), then the restarts around `init`. When
+    /// `warm` differs from `init` this is a refit: [`TransferFitOptions::restarts_for`] it,
+    /// and a warm refit (`warm_restarts` set) also starts from `init` itself, as
+    /// [`TransferFitOptions::starts`] does.
+    pub(crate) fn starts_from_current(
+        &self,
+        warm: &[f64],
+        init: &[f64],
+        bounds: &[(f64, f64)],
+        seed: u64,
+    ) -> Vec<Vec<f64>> {
+        let refit = warm != init;
+        let mut starts = start_points(warm, init, bounds, self.restarts_for(refit), seed);
+        if refit && self.warm_restarts.is_some() {
+            starts.insert(1, init.to_vec());
         }
         starts
     }

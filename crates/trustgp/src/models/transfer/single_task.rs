@@ -8,7 +8,7 @@ use std::time::Instant;
 use faer::MatRef;
 
 use super::stack::{check_target, not_updated};
-use super::starts::{best_start, start_points};
+use super::starts::best_start;
 use super::TransferFitOptions;
 use crate::kernels::{BaseKernel, BaseKind, Kernel, Lengthscale};
 use crate::linalg::parallelism_for;
@@ -123,11 +123,10 @@ impl SingleTaskGp {
         warm: &GpHyper,
         seed: u64,
     ) -> Result<ExactGp, ModelError> {
-        let starts = start_points(
+        let starts = (self.options).starts_from_current(
             &warm.to_vec(),
             &init.to_vec(),
             &init.bounds(),
-            self.options.restarts,
             seed,
         );
         let opts = self.options.single_start();

@@ -1,6 +1,7 @@
 //! The model of one function for each [`TransferMethod`], with the paper's fit settings
 //! (`safe-transfer.md` §6 \[code\]): SAL's single-task GP with 10 restarts and noise std 0.01,
-//! the transfer GPs with 5 restarts and noise std 0.1.
+//! the transfer GPs with 5 restarts and noise std 0.1; [`function_model_with`] optionally
+//! makes the refits warm (`TransferFitOptions::warm_restarts`).
 
 use super::{FunctionModel, SourceTask, TransferMethod};
 use crate::models::transfer::{
@@ -17,6 +18,20 @@ pub fn function_model(
     method: TransferMethod,
     sources: Vec<SourceTask>,
 ) -> Result<Box<dyn FunctionModel>, ModelError> {
+    function_model_with(method, sources, None)
+}
+
+/// As [`function_model`], with `warm_restarts` random restarts in every refit that starts from
+/// a previous optimum (`None`: the paper's protocol, as [`function_model`]; see
+/// [`TransferFitOptions::warm_restarts`]).
+///
+/// # Errors
+/// As [`function_model`].
+pub fn function_model_with(
+    method: TransferMethod,
+    sources: Vec<SourceTask>,
+    warm_restarts: Option<usize>,
+) -> Result<Box<dyn FunctionModel>, ModelError> {
     match (method, sources.len()) {
         (TransferMethod::None, n) if n > 0 => {
             return Err(ModelError::Invalid(format!(
@@ -32,16 +47,19 @@ pub fn function_model(
         }
         _ => {}
     }
+    let single = TransferFitOptions {
+        warm_restarts,
+        ..TransferFitOptions::single_task()
+    };
+    let transfer = TransferFitOptions {
+        warm_restarts,
+        ..TransferFitOptions::default()
+    };
     Ok(match method {
-        TransferMethod::None => Box::new(SingleTaskGp::new(TransferFitOptions::single_task())),
-        TransferMethod::SourcePrior => Box::new(SourcePriorGp::new(
-            sources,
-            TransferFitOptions::single_task(),
-        )?),
-        TransferMethod::Lmc => Box::new(LmcTransfer::new(sources, TransferFitOptions::default())?),
-        TransferMethod::Hgp => Box::new(HgpTransfer::new(sources, TransferFitOptions::default())?),
-        TransferMethod::EfficientHgp => {
-            Box::new(EfficientHgp::new(sources, TransferFitOptions::default())?)
-        }
+        TransferMethod::None => Box::new(SingleTaskGp::new(single)),
+        TransferMethod::SourcePrior => Box::new(SourcePriorGp::new(sources, single)?),
+        TransferMethod::Lmc => Box::new(LmcTransfer::new(sources, transfer)?),
+        TransferMethod::Hgp => Box::new(HgpTransfer::new(sources, transfer)?),
+        TransferMethod::EfficientHgp => Box::new(EfficientHgp::new(sources, transfer)?),
     })
 }

@@ -41,7 +41,7 @@ use crate::posterior::Marginals;
 pub use self::acquisition::{AcquisitionOptions, SafeAcquisition};
 pub use self::continuous::{propose_continuous, ContinuousOptions, ContinuousProposal};
 pub use self::error::SafeError;
-pub use self::factory::function_model;
+pub use self::factory::{function_model, function_model_with};
 pub use self::propose::{
     evaluate_pool, propose_from_pool, PoolEvaluation, Proposal, ProposeOptions,
 };

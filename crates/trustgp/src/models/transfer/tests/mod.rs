@@ -6,6 +6,7 @@ mod hgp;
 mod lmc;
 mod single_task;
 mod source_prior;
+mod warm;
 
 use faer::{Mat, MatRef, Side};
 
