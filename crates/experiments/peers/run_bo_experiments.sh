@@ -54,6 +54,9 @@ if [[ $what == all || $what == lunar12 ]]; then
     --out $R/suggest_lunar12_seed{}.jsonl && \"$PY\" $P/suggest_loop.py --problem lunar12 --lunar-seeds 50 \
     --seed {} --init 20 --budget 100 --init-csv $R/init_lunar12_seed{}.csv --method random \
     --out $R/random_lunar12_seed{}.jsonl"
+  # BoTorch from the same initial rows (each evaluation: the same 50 terrains).
+  seq 0 4 | xargs -P "$JOBS" -I{} "$PY" $P/botorch_bo.py --problem lunar12 --seed {} --init 20 \
+    --budget 100 --init-csv $R/init_lunar12_seed{}.csv --out $R/botorch_lunar12_seed{}.jsonl --threads 1
 fi
 
 if [[ $what == all || $what == speed ]]; then

@@ -264,16 +264,39 @@ fn the_robust_centre_is_a_setting_of_the_robust_models() {
     assert!(e.contains("unknown robust centre 'knn'"), "{e}");
 }
 
-/// EULBO proposes batches (`--batch 2`, the Monte Carlo batch utility) with rcagp, and a
-/// seeded run repeats itself.
+/// EULBO proposes batches (`--batch 2`, the Monte Carlo batch utility) with rcagp and svgp:
+/// each batch is two distinct points in Branin's box, and a seeded run repeats itself.
 #[test]
 fn eulbo_proposes_batches() {
-    let extra = ["--model", "rcagp", "--method", "eulbo", "--batch", "2"];
-    let (summary, lines) = run("eulbo-batch", &extra);
-    assert_eq!(summary["evaluations"], 12);
-    assert_eq!(lines.len(), 12);
-    let (_, again) = run("eulbo-batch-again", &extra);
-    assert_eq!(without_seconds(&again), without_seconds(&lines));
+    for model in ["rcagp", "svgp"] {
+        let extra = ["--model", model, "--method", "eulbo", "--batch", "2"];
+        let (summary, lines) = run(&format!("eulbo-batch-{model}"), &extra);
+        assert_eq!(summary["evaluations"], 12, "{model}");
+        assert_eq!(summary["settings"]["model"], model);
+        assert_eq!(summary["settings"]["batch"], 2);
+        assert_eq!(lines.len(), 12, "{model}");
+        let x = |l: &Value| -> Vec<f64> {
+            l["x"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        };
+        for l in &lines {
+            let x = x(l);
+            assert!(
+                (-5.0..=10.0).contains(&x[0]) && (0.0..=15.0).contains(&x[1]),
+                "{model}: {x:?}"
+            );
+        }
+        // After the 6-point design: batches (7, 8), (9, 10), (11, 12).
+        for pair in lines[6..].chunks(2) {
+            assert_ne!(x(&pair[0]), x(&pair[1]), "{model}");
+        }
+        let (_, again) = run(&format!("eulbo-batch-{model}-again"), &extra);
+        assert_eq!(without_seconds(&again), without_seconds(&lines), "{model}");
+    }
 }
 
 /// `--expert-mean simulated`: the first correction comes 20 evaluations after the design, so

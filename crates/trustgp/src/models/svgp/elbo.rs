@@ -10,6 +10,8 @@
 //! w̄ += K_uf g_μ,   H += K_uf D K_fu,
 //! ```
 //!
+//! (a function of a query batch's joint covariance enters the same way with a dense symmetric
+//! `Σ̄` in place of `D`, and `K̄_ff = Σ̄`: [`CovBar`]),
 //! and with `h = L⁻¹ w̄` and `G = L⁻¹ H L⁻ᵀ` (the statistics `Σ A g_μ`, `Σ A D Aᵀ` of
 //! `A = L⁻¹ K_uf`, never formed) the rest is `m × m` work once per evaluation:
 //!
@@ -29,6 +31,7 @@ use faer::{Accum, Mat, MatRef};
 use super::state::{
     par_for, product, product_with, BlockMarginals, State, Whitened, CHUNK, FULL, LOWER, UPPER,
 };
+use crate::kernels::{Covariance, Kernel};
 use crate::likelihoods::{ExpectedGrad, Likelihood};
 use crate::linalg::mirror_lower;
 use crate::models::ModelError;
@@ -108,13 +111,56 @@ pub(super) fn evaluate(
     evaluate_seeded(state, w, x, y, rows, need, None)
 }
 
-/// Adjoints `(μ̄, v̄)` of a function of the marginals at query rows `xq` (with those
-/// marginals), added to the ELBO's gradient: they enter exactly as a data block's `g_μ`, `g_v`.
+/// The adjoint `Σ̄` of the covariance of a block of rows. Data rows enter the ELBO through
+/// their marginal variances only (`Σ̄ = diag(g_v)`); a query batch's function may read its
+/// whole joint covariance `K_ff + K_fu P K_uf` (`Σ̄` dense and symmetric). The paths of the
+/// two differ only in `Σ̄`'s products, so one backward pass serves both.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum CovBar<'a> {
+    /// `diag(g_v)`.
+    Diagonal(&'a [f64]),
+    /// A dense symmetric `b × b` adjoint.
+    Full(MatRef<'a, f64>),
+}
+
+impl CovBar<'_> {
+    /// `A Σ̄` for an `m × b` matrix `A`.
+    fn right_multiply(&self, a: MatRef<'_, f64>) -> Mat<f64> {
+        match *self {
+            CovBar::Diagonal(g) => Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)] * g[j]),
+            CovBar::Full(s) => product(a, s),
+        }
+    }
+
+    /// Adds `Σ_ab Σ̄_ab ∂K(X, X)_ab/∂θ` (the prior covariance's own path) to `grad`.
+    fn contract_kernel(&self, kernel: &Kernel, xb: MatRef<'_, f64>, grad: &mut [f64]) {
+        match *self {
+            CovBar::Diagonal(g) => kernel.grad_contract_diag(xb, g, grad),
+            CovBar::Full(s) => kernel.grad_contract(xb, s, grad),
+        }
+    }
+
+    /// The gradient of `⟨Σ̄, K(X, X)⟩` in the rows of `xb` (both arguments of each entry move:
+    /// twice the first argument's derivative, by symmetry of `k` and `Σ̄`).
+    pub(super) fn input_gradient(&self, kernel: &Kernel, xb: MatRef<'_, f64>) -> Mat<f64> {
+        match *self {
+            CovBar::Diagonal(g) => {
+                let diag = kernel.grad_inputs_diag(xb);
+                Mat::from_fn(diag.nrows(), diag.ncols(), |t, c| g[t] * diag[(t, c)])
+            }
+            CovBar::Full(s) => 2.0 * kernel.grad_inputs_cross(xb, xb, s),
+        }
+    }
+}
+
+/// Adjoints `(μ̄, Σ̄)` of a function of the predictive at query rows `xq` (with their
+/// marginals), added to the ELBO's gradient: they enter exactly as a data block's `g_μ`,
+/// `diag(g_v)`, with `Σ̄` dense for a function of the joint predictive.
 pub(super) struct QuerySeed<'a> {
     pub(super) xq: MatRef<'a, f64>,
     pub(super) marginals: &'a BlockMarginals,
     pub(super) mean_bar: &'a [f64],
-    pub(super) var_bar: &'a [f64],
+    pub(super) cov_bar: CovBar<'a>,
 }
 
 /// [`evaluate`] whose gradient also carries a [`QuerySeed`] (the value is the ELBO's alone).
@@ -147,7 +193,7 @@ pub(super) fn evaluate_seeded(
         sums.add_block(state, w, lik.as_ref(), xb.as_ref(), &yb, scale);
     }
     if let (Some(q), true) = (seed, need != Need::Value) {
-        sums.add_adjoints(state, w, q.xq, q.marginals, q.mean_bar, q.var_bar);
+        sums.add_adjoints(state, w, q.xq, q.marginals, q.mean_bar, q.cov_bar);
     }
     Ok(sums.finish(state, w))
 }
@@ -209,7 +255,7 @@ impl Sums {
         g_mu.iter_mut()
             .chain(g_v.iter_mut())
             .for_each(|v| *v *= scale);
-        self.add_adjoints(state, w, xb, &bm, &g_mu, &g_v);
+        self.add_adjoints(state, w, xb, &bm, &g_mu, CovBar::Diagonal(&g_v));
         if self.need != Need::Statistics {
             self.grad
                 .lik
@@ -219,10 +265,10 @@ impl Sums {
         }
     }
 
-    /// Adds the paths of the adjoints `g_μ`, `g_v` of the marginals at the rows `xb` (with
-    /// their [`BlockMarginals`] `bm`): the statistics `w̄`, `H`, and with [`Need::Gradient`]
-    /// the kernel's, the mean's and the inducing inputs' gradients through `K_uf`, `K_ff`
-    /// and `m(X)`.
+    /// Adds the paths of the adjoints `g_μ`, `Σ̄` of the predictive at the rows `xb` (with
+    /// their [`BlockMarginals`] `bm`): the statistics `w̄`, `H` (`+= K_uf Σ̄ K_fu`, the
+    /// adjoint of `P`), and with [`Need::Gradient`] the kernel's, the mean's and the inducing
+    /// inputs' gradients through `K_uf`, `K_ff` and `m(X)`.
     fn add_adjoints(
         &mut self,
         state: &State,
@@ -230,14 +276,14 @@ impl Sums {
         xb: MatRef<'_, f64>,
         bm: &BlockMarginals,
         g_mu: &[f64],
-        g_v: &[f64],
+        cov_bar: CovBar<'_>,
     ) {
         let (m, len) = (state.m(), g_mu.len());
         for (i, wi) in self.w_bar.iter_mut().enumerate() {
             *wi += (0..len).map(|j| bm.kuf[(i, j)] * g_mu[j]).sum::<f64>();
         }
         // H is symmetric: accumulate its lower triangle only (half the work).
-        let kd = Mat::from_fn(m, len, |i, j| bm.kuf[(i, j)] * g_v[j]);
+        let kd = cov_bar.right_multiply(bm.kuf.as_ref());
         triangular::matmul(
             self.big_h.as_mut(),
             LOWER,
@@ -253,11 +299,11 @@ impl Sums {
             return;
         }
         let grad = &mut self.grad;
-        let kuf_bar = kuf_adjoint(w, bm, g_mu, g_v);
+        let kuf_bar = kuf_adjoint(w, bm, g_mu, cov_bar);
         let z = state.z.as_ref();
         let kernel = &state.kernel;
         kernel.grad_contract_cross(z, xb, kuf_bar.as_ref(), &mut grad.kernel);
-        kernel.grad_contract_diag(xb, g_v, &mut grad.kernel);
+        cov_bar.contract_kernel(kernel, xb, &mut grad.kernel);
         let dm = state.mean.grad_contract(xb, g_mu);
         grad.mean.iter_mut().zip(dm).for_each(|(t, s)| *t += s);
         if let Some(gz) = grad.z.as_mut() {
@@ -330,16 +376,17 @@ fn finish_gradient(
     }
 }
 
-/// `K̄_uf = w̃ g_μᵀ + 2 P K_uf diag(g_v)`: the adjoint of the cross-covariances of rows whose
-/// marginals have adjoints `g_μ`, `g_v`.
+/// `K̄_uf = w̃ g_μᵀ + 2 P K_uf Σ̄`: the adjoint of the cross-covariances of rows whose
+/// predictive has adjoints `g_μ`, `Σ̄` (symmetric).
 pub(super) fn kuf_adjoint(
     w: &Whitened,
     bm: &BlockMarginals,
     g_mu: &[f64],
-    g_v: &[f64],
+    cov_bar: CovBar<'_>,
 ) -> Mat<f64> {
+    let pk_cov = cov_bar.right_multiply(bm.pk.as_ref());
     Mat::from_fn(bm.kuf.nrows(), g_mu.len(), |i, j| {
-        w.w_tilde[i] * g_mu[j] + 2.0 * bm.pk[(i, j)] * g_v[j]
+        w.w_tilde[i] * g_mu[j] + 2.0 * pk_cov[(i, j)]
     })
 }
 

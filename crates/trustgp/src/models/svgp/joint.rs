@@ -1,24 +1,27 @@
 //! The ELBO together with a function of the predictive at query points, and the gradient of
 //! their weighted sum in the parameters and the query inputs (for EULBO, `rcagp.md` §2.11).
 //!
-//! The predictive `μ(x) = m(x) + k_xu w̃`, `v(x) = k_xx + k_xu P k_ux` has the form of the data
-//! marginals, so the adjoints `(μ̄, v̄)` at the query rows enter the ELBO's backward pass as one
-//! more block of `(g_μ, g_v)` ([`evaluate_seeded`]); the query inputs' gradient is that of
-//! `K̄_uf = w̃ μ̄ᵀ + 2 P K_uf diag(v̄)` through `k(Z, x)`, plus `k(x, x)` and `m(x)`. The
-//! parameters are the training loop's, with the variational ones always included.
+//! The joint predictive `μ(X) = m(X) + K_xu w̃`, `Σ(X) = K_xx + K_xu P K_ux` has the form of the
+//! data marginals, so the adjoints `(μ̄, Σ̄)` at the query rows enter the ELBO's backward pass
+//! as one more block of `(g_μ, Σ̄)` ([`evaluate_seeded`]; `Σ̄` dense for a batch, diagonal for
+//! a function of the marginals); the query inputs' gradient is that of
+//! `K̄_uf = w̃ μ̄ᵀ + 2 P K_uf Σ̄` through `k(Z, x)`, plus `K̄_xx = Σ̄` through `k(x_t, x_u)` and
+//! `m̄ = μ̄` through `m(x)`. The parameters are the training loop's, with the variational ones
+//! always included.
 
-use faer::MatRef;
+use faer::{Mat, MatRef};
 
-use super::elbo::{evaluate_seeded, kuf_adjoint, Need, QuerySeed, Rows};
+use super::elbo::{evaluate_seeded, kuf_adjoint, CovBar, Need, QuerySeed, Rows};
 use super::layout::Layout;
 use super::state::Whitened;
 use super::Svgp;
-use crate::kernels::Covariance;
 use crate::means::PriorMean;
 use crate::models::checks::{check_matrix, check_training_data};
-use crate::models::computation_aware::{Adjoints, JointEvaluation};
+use crate::models::computation_aware::{
+    checked_adjoints, marginal_adjoints, Adjoints, JointAdjoints, JointEvaluation,
+};
 use crate::models::ModelError;
-use crate::posterior::Marginals;
+use crate::posterior::{JointGaussian, Marginals};
 
 impl Svgp {
     /// The layout of the flat vector: variational parameters always, `Z` if `learn_inducing`.
@@ -115,6 +118,27 @@ impl Svgp {
         xq: MatRef<'_, f64>,
         adjoints: Adjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
+        let mut joint = marginal_adjoints(adjoints);
+        self.joint_evaluation_batch(x, y, v, learn_inducing, elbo_weight, xq, &mut joint)
+    }
+
+    /// [`Svgp::joint_evaluation`] for a function `U` of the **joint** predictive
+    /// `N(m(X) + K_xu w̃, K_xx + K_xu P K_ux)` at the rows of `xq` (a batch): `adjoints` maps it
+    /// to `(μ̄, Σ̄)`.
+    ///
+    /// # Errors
+    /// As for [`Svgp::joint_evaluation`]; adjoints of the wrong shape.
+    #[allow(clippy::too_many_arguments)]
+    pub fn joint_evaluation_batch(
+        &self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        v: &[f64],
+        learn_inducing: bool,
+        elbo_weight: f64,
+        xq: MatRef<'_, f64>,
+        adjoints: JointAdjoints<'_>,
+    ) -> Result<JointEvaluation, ModelError> {
         if !(elbo_weight > 0.0 && elbo_weight.is_finite()) {
             return Err(ModelError::Invalid(format!(
                 "the ELBO weight must be positive and finite, got {elbo_weight}"
@@ -126,26 +150,21 @@ impl Svgp {
         let at = self.with_parameters(v, learn_inducing)?;
         let (state, w) = (&at.state, &at.whitened);
         let bm = w.marginals(state, xq);
-        let predictive = Marginals {
-            mean: bm.mu.clone(),
-            var: bm.v.clone(),
-        };
-        let (mean_bar, var_bar) = adjoints(&predictive);
         let q = xq.nrows();
-        if mean_bar.len() != q || var_bar.len() != q {
-            return Err(ModelError::Invalid(format!(
-                "the utility's adjoints need one entry per query point ({q}), got {} and {}",
-                mean_bar.len(),
-                var_bar.len()
-            )));
-        }
+        // K_xx + K_xu P K_ux, symmetrised against rounding in the dense product.
+        let (kxx, kpk) = (state.kernel.cross(xq, xq), bm.kuf.transpose() * &bm.pk);
+        let joint = JointGaussian {
+            mean: bm.mu.clone(),
+            cov: Mat::from_fn(q, q, |r, c| kxx[(r, c)] + 0.5 * (kpk[(r, c)] + kpk[(c, r)])),
+        };
+        let (mean_bar, cov_bar) = checked_adjoints(q, adjoints(&joint))?;
         let mb: Vec<f64> = mean_bar.iter().map(|g| g / elbo_weight).collect();
-        let vb: Vec<f64> = var_bar.iter().map(|g| g / elbo_weight).collect();
+        let cb = &cov_bar * (1.0 / elbo_weight);
         let seed = QuerySeed {
             xq,
             marginals: &bm,
             mean_bar: &mb,
-            var_bar: &vb,
+            cov_bar: CovBar::Full(cb.as_ref()),
         };
         let need = Need::Gradient { z: learn_inducing };
         let elbo = evaluate_seeded(state, w, x, y, Rows::All, need, Some(seed))?;
@@ -159,19 +178,24 @@ impl Svgp {
             .into_iter()
             .map(|g| g * elbo_weight)
             .collect();
-        let kuf_bar = kuf_adjoint(w, &bm, &mean_bar, &var_bar);
+        // The query rows' gradient of the unweighted function: through k(Z, x_t), k(x_t, x_u)
+        // and m(x_t).
+        let cov_bar = CovBar::Full(cov_bar.as_ref());
+        let kuf_bar = kuf_adjoint(w, &bm, &mean_bar, cov_bar);
         let mut inputs = state
             .kernel
-            .grad_inputs_cross(xq, state.z.as_ref(), kuf_bar.transpose());
-        let (diag, mean_x) = (
-            state.kernel.grad_inputs_diag(xq),
-            state.mean.grad_inputs(xq),
-        );
+            .grad_inputs_cross(xq, state.z.as_ref(), kuf_bar.transpose())
+            + cov_bar.input_gradient(&state.kernel, xq);
+        let mean_x = state.mean.grad_inputs(xq);
         for t in 0..q {
             for c in 0..xq.ncols() {
-                inputs[(t, c)] += var_bar[t] * diag[(t, c)] + mean_bar[t] * mean_x[(t, c)];
+                inputs[(t, c)] += mean_bar[t] * mean_x[(t, c)];
             }
         }
+        let predictive = Marginals {
+            var: (0..q).map(|t| joint.cov[(t, t)]).collect(),
+            mean: joint.mean,
+        };
         Ok(JointEvaluation {
             elbo: elbo.value,
             predictive,

@@ -31,8 +31,8 @@ pub const EULBO_MODELS: [&str; 4] = ["svgp", "rcsvgp", "cagp", "rcagp"];
 /// EULBO objective there.
 ///
 /// # Errors
-/// [`ModelError::Invalid`] for a surrogate EULBO cannot train (not one of [`EULBO_MODELS`]), or
-/// a batch for svgp (one point at a time); the errors of [`optimize`].
+/// [`ModelError::Invalid`] for a surrogate EULBO cannot train (not one of [`EULBO_MODELS`]);
+/// the errors of [`optimize`].
 pub fn eulbo_refine(
     model: &Regressor,
     xs: MatRef<'_, f64>,

@@ -43,7 +43,7 @@
 //! inducing inputs trained); SVGP ([`SvgpOnData`]: the uncollapsed
 //! [`Svgp`](crate::models::svgp::Svgp) with its training data, the variational parameters
 //! trained with the rest). Batches (`q > 1`) need the joint predictive's covariance adjoint,
-//! which CaGP, RCaGP, RCSVGP and SGPR propagate; SVGP takes one point at a time.
+//! which every one of them propagates.
 //!
 //! A caller reproducing `rcagp.md` §3.5 fits the model (the warm start then plays the spec's
 //! 10 epochs of ELBO ascent), takes `x0` from an EI/qEI maximisation in the box or TuRBO
@@ -121,8 +121,7 @@ pub trait EulboModel: Sized {
     /// derivatives in the joint predictive's mean and covariance.
     ///
     /// # Errors
-    /// [`ModelError`] for bad inputs, a failed factorisation, or a batch (`xq` of more than
-    /// one row) for a model that takes one point at a time.
+    /// [`ModelError`] for bad inputs or a failed factorisation.
     fn joint_evaluation(
         &self,
         v: &[f64],
@@ -404,7 +403,7 @@ fn checked_start(
 /// # Errors
 /// [`ModelError::Invalid`] for bad options, a start or box of the wrong length or not finite,
 /// or a non-finite incumbent; the model's error if the objective cannot be evaluated at the
-/// start (nothing to restore to), e.g. a batch for a model that takes one point at a time.
+/// start (nothing to restore to).
 pub fn optimize<M: EulboModel>(
     model: &M,
     x0: &[f64],

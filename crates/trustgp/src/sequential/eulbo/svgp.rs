@@ -1,6 +1,6 @@
 //! SVGP ([`Svgp`], uncollapsed and whitened) as an EULBO model. An [`Svgp`] does not keep its
-//! training data, so [`SvgpOnData`] pairs it with the rows its ELBO is taken over. Its joint
-//! gradient carries marginal adjoints only, so it takes one query point at a time (`q = 1`).
+//! training data, so [`SvgpOnData`] pairs it with the rows its ELBO is taken over. The joint
+//! gradient is [`Svgp::joint_evaluation_batch`]'s (batches included).
 
 use faer::{Mat, MatRef};
 
@@ -8,7 +8,6 @@ use super::{EulboModel, Trainable};
 use crate::models::computation_aware::{JointAdjoints, JointEvaluation};
 use crate::models::svgp::Svgp;
 use crate::models::ModelError;
-use crate::posterior::{JointGaussian, Marginals};
 
 /// An [`Svgp`] with the training data of its (full-data) ELBO.
 #[derive(Clone, Debug)]
@@ -75,35 +74,14 @@ impl EulboModel for SvgpOnData {
         xq: MatRef<'_, f64>,
         adjoints: JointAdjoints<'_>,
     ) -> Result<JointEvaluation, ModelError> {
-        if xq.nrows() != 1 {
-            return Err(ModelError::Invalid(format!(
-                "EULBO with svgp takes one query point at a time (q = 1), got {}; for batches \
-                 use rcsvgp, cagp or rcagp",
-                xq.nrows()
-            )));
-        }
-        // The one point's joint predictive is its marginal.
-        let mut marginal = |p: &Marginals| {
-            let joint = JointGaussian {
-                mean: p.mean.clone(),
-                cov: Mat::from_fn(1, 1, |_, _| p.var[0]),
-            };
-            let (mean_bar, cov_bar) = adjoints(&joint);
-            let var_bar = if cov_bar.nrows() == 1 && cov_bar.ncols() == 1 {
-                vec![cov_bar[(0, 0)]]
-            } else {
-                Vec::new()
-            };
-            (mean_bar, var_bar)
-        };
-        self.model.joint_evaluation(
+        self.model.joint_evaluation_batch(
             self.x.as_ref(),
             &self.y,
             v,
             learn.inducing,
             elbo_weight,
             xq,
-            &mut marginal,
+            adjoints,
         )
     }
 }

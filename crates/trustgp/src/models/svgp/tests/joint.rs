@@ -1,15 +1,13 @@
-//! The joint ELBO-and-predictive gradient (`joint`): the predictive against `predict`, the
-//! ELBO against `elbo`, and the gradient of `w·ELBO + Σ (μ̄ μ(x) + v̄ v(x))` against central
+//! The joint ELBO-and-predictive gradient (`joint`): the predictive against `predict` and the
+//! posterior's joint, the ELBO against `elbo`, and the gradient of `w·ELBO + Σ μ̄ μ(x) +
+//! ⟨Σ̄, Σ(X)⟩` (diagonal `Σ̄` for two points, dense for a batch of three) against central
 //! finite differences in every parameter (variational, kernel with a non-stationary term,
 //! likelihood, linear mean, inducing inputs) and every query coordinate, for the Gaussian and
 //! the Student-t likelihood; fixed groups have boxes of zero width.
 
 use super::*;
 use crate::models::svgp::Svgp;
-use crate::posterior::Marginals;
-
-const MEAN_BAR: [f64; 2] = [0.7, -1.3];
-const VAR_BAR: [f64; 2] = [2.1, 0.4];
+use crate::posterior::{JointGaussian, Marginals, Posterior};
 
 fn model(likelihood: SvgpLikelihood, lik_params: Vec<f64>) -> Svgp {
     let mean = Mean::Linear {
@@ -29,24 +27,78 @@ fn model(likelihood: SvgpLikelihood, lik_params: Vec<f64>) -> Svgp {
     .unwrap()
 }
 
-fn objective(gp: &Svgp, x: &Mat<f64>, y: &[f64], v: &[f64], w: f64, xq: MatRef<'_, f64>) -> f64 {
+/// The adjoints of a linear function `Σ_t μ̄_t μ(x_t) + Σ_tu Σ̄_tu Σ(x_t, x_u)` of the
+/// predictive: two points with a diagonal `Σ̄` (a function of the marginals), or a batch of
+/// three with a dense, deliberately non-symmetric `Σ̄` (only its symmetric part may count).
+fn adjoints(batch: bool) -> (Vec<f64>, Mat<f64>) {
+    if batch {
+        let cov = [[2.1, 0.6, -0.9], [0.2, 0.4, 0.7], [-0.5, 1.1, -0.3]];
+        (vec![0.7, -1.3, 0.4], Mat::from_fn(3, 3, |r, c| cov[r][c]))
+    } else {
+        let var = [2.1, 0.4];
+        (
+            vec![0.7, -1.3],
+            Mat::from_fn(2, 2, |r, c| if r == c { var[r] } else { 0.0 }),
+        )
+    }
+}
+
+/// `w·ELBO + Σ μ̄ μ + ⟨Σ̄, Σ⟩` with the predictive of the [`Posterior`] (the linear-Gaussian
+/// form, computed independently of the joint gradient's code).
+#[allow(clippy::too_many_arguments)]
+fn objective(
+    gp: &Svgp,
+    x: &Mat<f64>,
+    y: &[f64],
+    v: &[f64],
+    w: f64,
+    xq: MatRef<'_, f64>,
+    (mean_bar, cov_bar): &(Vec<f64>, Mat<f64>),
+) -> f64 {
     let at = gp.with_parameters(v, true).unwrap();
-    let p = at.predict(xq);
+    let p = at.joint(xq).unwrap();
     let mut total = w * at.elbo(x.as_ref(), y).unwrap();
     for t in 0..xq.nrows() {
-        total += MEAN_BAR[t] * p.mean[t] + VAR_BAR[t] * p.var[t];
+        total += mean_bar[t] * p.mean[t];
+        for u in 0..xq.nrows() {
+            total += cov_bar[(t, u)] * p.cov[(t, u)];
+        }
     }
     total
 }
 
-fn check(gp: &Svgp, w: f64) {
+fn check(gp: &Svgp, w: f64, batch: bool) {
     let (x, y) = data(19, 0.2, 94);
-    let xq = data(2, 0.0, 95).0;
+    let adj = adjoints(batch);
+    let xq = data(adj.0.len(), 0.0, 95).0;
     let v = gp.parameters(true).unwrap();
-    let mut adjoints = |_: &Marginals| (MEAN_BAR.to_vec(), VAR_BAR.to_vec());
-    let ev = gp
-        .joint_evaluation(x.as_ref(), &y, &v, true, w, xq.as_ref(), &mut adjoints)
-        .unwrap();
+    let joint = gp.joint(xq.as_ref()).unwrap();
+    let mut seen = None;
+    let ev = if batch {
+        let mut adjoints = |j: &JointGaussian| {
+            seen = Some(j.clone());
+            adj.clone()
+        };
+        gp.joint_evaluation_batch(x.as_ref(), &y, &v, true, w, xq.as_ref(), &mut adjoints)
+    } else {
+        let var_bar = (0..2).map(|t| adj.1[(t, t)]).collect::<Vec<_>>();
+        let mut adjoints = |_: &Marginals| (adj.0.clone(), var_bar.clone());
+        gp.joint_evaluation(x.as_ref(), &y, &v, true, w, xq.as_ref(), &mut adjoints)
+    }
+    .unwrap();
+    // The predictive the function saw is the posterior's (joint, or its marginals).
+    if let Some(seen) = seen {
+        assert!(max_rel(&seen.mean, &joint.mean) < 1e-13);
+        for t in 0..3 {
+            for u in 0..3 {
+                let (a, b) = (seen.cov[(t, u)], joint.cov[(t, u)]);
+                assert!(
+                    (a - b).abs() < 1e-13 * b.abs().max(1.0),
+                    "({t}, {u}): {a} vs {b}"
+                );
+            }
+        }
+    }
     let p = gp.predict(xq.as_ref());
     assert!(max_rel(&ev.predictive.mean, &p.mean) < 1e-13);
     assert!(max_rel(&ev.predictive.var, &p.var) < 1e-13);
@@ -58,18 +110,18 @@ fn check(gp: &Svgp, w: f64) {
         let (mut lo, mut hi) = (v.clone(), v.clone());
         lo[k] -= h;
         hi[k] += h;
-        let fd = (objective(gp, &x, &y, &hi, w, xq.as_ref())
-            - objective(gp, &x, &y, &lo, w, xq.as_ref()))
+        let fd = (objective(gp, &x, &y, &hi, w, xq.as_ref(), &adj)
+            - objective(gp, &x, &y, &lo, w, xq.as_ref(), &adj))
             / (2.0 * h);
         assert!(
             (fd - ev.parameters[k]).abs() < 1e-7 * scale,
-            "parameter {k} of {}: analytic {} vs finite difference {fd}",
+            "batch {batch}, parameter {k} of {}: analytic {} vs finite difference {fd}",
             v.len(),
             ev.parameters[k]
         );
     }
-    let part = |q: &Mat<f64>| objective(gp, &x, &y, &v, w, q.as_ref()) - w * elbo;
-    for t in 0..2 {
+    let part = |q: &Mat<f64>| objective(gp, &x, &y, &v, w, q.as_ref(), &adj) - w * elbo;
+    for t in 0..xq.nrows() {
         for c in 0..2 {
             let (mut lo, mut hi) = (xq.clone(), xq.clone());
             lo[(t, c)] -= h;
@@ -77,7 +129,7 @@ fn check(gp: &Svgp, w: f64) {
             let fd = (part(&hi) - part(&lo)) / (2.0 * h);
             assert!(
                 (fd - ev.inputs[(t, c)]).abs() < 1e-7 * fd.abs().max(1.0),
-                "query {t}, input {c}: analytic {} vs finite difference {fd}",
+                "batch {batch}, query {t}, input {c}: analytic {} vs finite difference {fd}",
                 ev.inputs[(t, c)]
             );
         }
@@ -86,9 +138,39 @@ fn check(gp: &Svgp, w: f64) {
 
 #[test]
 fn joint_gradient_matches_finite_differences() {
-    check(&model(SvgpLikelihood::Gaussian, vec![0.3]), 1.0);
-    check(&model(SvgpLikelihood::Gaussian, vec![0.3]), 1.0 / 19.0);
-    check(&model(SvgpLikelihood::StudentT, vec![4.0, 0.2]), 0.5);
+    check(&model(SvgpLikelihood::Gaussian, vec![0.3]), 1.0, false);
+    check(
+        &model(SvgpLikelihood::Gaussian, vec![0.3]),
+        1.0 / 19.0,
+        false,
+    );
+    check(&model(SvgpLikelihood::StudentT, vec![4.0, 0.2]), 0.5, false);
+}
+
+/// A function of the joint predictive of a batch of three: the dense covariance adjoint.
+#[test]
+fn batch_joint_gradient_matches_finite_differences() {
+    check(&model(SvgpLikelihood::Gaussian, vec![0.3]), 1.0, true);
+    check(
+        &model(SvgpLikelihood::Gaussian, vec![0.3]),
+        1.0 / 19.0,
+        true,
+    );
+    check(&model(SvgpLikelihood::StudentT, vec![4.0, 0.2]), 0.5, true);
+}
+
+#[test]
+fn batch_adjoints_of_the_wrong_shape_are_refused() {
+    let gp = model(SvgpLikelihood::Gaussian, vec![0.3]);
+    let (x, y) = data(19, 0.2, 94);
+    let xq = data(3, 0.0, 95).0;
+    let v = gp.parameters(true).unwrap();
+    let mut adjoints = |_: &JointGaussian| (vec![0.0; 3], Mat::zeros(2, 2));
+    let e = gp
+        .joint_evaluation_batch(x.as_ref(), &y, &v, true, 1.0, xq.as_ref(), &mut adjoints)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("3×3 covariance adjoint, got 3 and 2×2"), "{e}");
 }
 
 #[test]
