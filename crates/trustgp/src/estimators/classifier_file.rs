@@ -55,6 +55,11 @@ struct Record {
     fit_seconds: f64,
     x_train: Vec<Vec<f64>>,
     y_train: Vec<f64>,
+    /// Binary Laplace: the `â` its mode search started from besides `f = 0`
+    /// ([`BinaryLaplace::mode_start`]), so that loading repeats the fit's computation exactly
+    /// (absent: from `f = 0` alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    laplace_start: Option<Vec<f64>>,
     /// Sparse EP: `fic`, `dtc` or `var` (absent: dense).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     sparse: Option<String>,
@@ -141,6 +146,10 @@ pub fn classifier_to_str(model: &Classifier) -> Result<String, ClassifierError> 
         fit_seconds: model.fit_seconds,
         x_train: rows(x),
         y_train: model.y_train.clone(),
+        laplace_start: match &model.model {
+            ClassifierModel::Binary(BinaryModel::Laplace(m)) => m.mode_start().map(<[f64]>::to_vec),
+            _ => None,
+        },
         sparse: sparse.map(|m| m.prior().name().to_string()),
         inducing_inputs: sparse.map(|m| rows(m.inducing())),
         per_class_kernels: model.config.per_class_kernels,
@@ -268,12 +277,23 @@ pub fn classifier_from_str(text: &str, name: &str) -> Result<Option<Classifier>,
             .set_params(&r.kernel_params)
             .map_err(|e| fail(format!("kernel_params: {e}")))?;
         ClassifierModel::Binary(match (inference, &sparse) {
-            (Inference::Laplace, None) => BinaryModel::Laplace(BinaryLaplace::at(
-                x.as_ref(),
-                &r.y_train,
-                kernel,
-                r.likelihood,
-            )?),
+            (Inference::Laplace, None) => {
+                let start = r.laplace_start.as_deref();
+                if let Some(a) = start.filter(|a| a.len() != r.y_train.len()) {
+                    return Err(fail(format!(
+                        "laplace_start has {} entries but y_train has {}",
+                        a.len(),
+                        r.y_train.len()
+                    )));
+                }
+                BinaryModel::Laplace(BinaryLaplace::at_from(
+                    x.as_ref(),
+                    &r.y_train,
+                    kernel,
+                    r.likelihood,
+                    start,
+                )?)
+            }
             (Inference::Ep, None) => {
                 BinaryModel::Ep(BinaryEp::at(x.as_ref(), &r.y_train, kernel, &ep)?)
             }
@@ -352,6 +372,40 @@ mod tests {
             .map(String::from)
             .collect();
         (x, labels)
+    }
+
+    /// A fitted binary Laplace model stores where its mode search started; a file without it
+    /// (an older one) loads to the same model up to the mode search's tolerance, and one with
+    /// a start of the wrong length is an error naming the field.
+    #[test]
+    fn laplace_files_with_and_without_the_mode_start() {
+        let (x, labels) = data();
+        let names = ["a".to_string(), "b".to_string()];
+        let cfg = ClassifierOptions {
+            optimize: true,
+            ..ClassifierOptions::default()
+        }
+        .check()
+        .unwrap();
+        let model = Classifier::fit(x.as_ref(), &labels, &names, "t", &cfg).unwrap();
+        let text = classifier_to_str(&model).unwrap();
+        let mut json: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["laplace_start"].as_array().map(Vec::len), Some(40));
+        json["laplace_start"] = serde_json::json!([0.0, 1.0]);
+        let e = classifier_from_str(&json.to_string(), "s").unwrap_err();
+        assert!(e.to_string().contains("laplace_start has 2 entries"), "{e}");
+        json.as_object_mut().unwrap().remove("laplace_start");
+        let back = classifier_from_str(&json.to_string(), "s")
+            .unwrap()
+            .unwrap();
+        assert!((back.lml() - model.lml()).abs() < 1e-10 * model.lml().abs());
+        let (p, q) = (
+            model.predict_proba(x.as_ref()).unwrap(),
+            back.predict_proba(x.as_ref()).unwrap(),
+        );
+        for i in 0..40 {
+            assert!((p[(i, 1)] - q[(i, 1)]).abs() < 1e-9, "row {i}");
+        }
     }
 
     /// Saved and loaded, both inferences predict exactly the same probabilities.

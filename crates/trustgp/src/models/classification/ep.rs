@@ -34,7 +34,7 @@ use std::borrow::Cow;
 use faer::{Mat, MatRef};
 
 use super::checks::check_binary;
-use super::warm::Warm;
+use super::warm::{evaluations_in_sequence, Warm};
 use crate::fit::restarts::{maximize, plain};
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::{Covariance, Kernel};
@@ -395,14 +395,14 @@ impl BinaryEp {
             return Self::at(x, y, kernel, settings);
         }
         let par = parallelism_for(x.nrows());
-        let warm = Warm::new(par);
+        let warm = Warm::new(evaluations_in_sequence(par, opts.restarts));
         let objective = |v: &[f64]| -> Result<(f64, Vec<f64>), String> {
             let mut k = kernel.clone();
             k.set_params(v).map_err(|e| e.to_string())?;
             let start = warm.get();
             let r = ep_evidence(&k, x, y, &Probit, settings, start.as_deref(), true)
                 .map_err(|e| e.to_string())?;
-            warm.set(&[r.tau.as_slice(), r.nu.as_slice()].concat());
+            warm.set([r.tau.as_slice(), r.nu.as_slice()].concat());
             Ok((r.value, r.grad))
         };
         let (v, starts) = maximize(

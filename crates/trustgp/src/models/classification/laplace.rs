@@ -20,15 +20,17 @@ use std::borrow::Cow;
 use faer::{Mat, MatRef};
 
 use super::checks::check_binary;
-use super::warm::Warm;
+use super::warm::{evaluations_in_sequence, Warm};
 use crate::fit::pilot;
 use crate::fit::restarts::maximize;
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::{Covariance, Kernel};
 use crate::likelihoods::{Bernoulli, Link};
-use crate::linalg::{parallelism_for, Cholesky, Parallelism};
+use crate::linalg::{parallelism_for, Cholesky};
 use crate::means::Mean;
-use crate::models::laplace::student_t::laplace::{evaluate, evaluate_log_concave, MODE_TOL};
+use crate::models::laplace::student_t::laplace::{
+    evaluate, evaluate_log_concave_from, PreviousMode, MODE_TOL,
+};
 use crate::models::laplace::student_t::{Laplace, StudentTData};
 use crate::models::ModelError;
 use crate::posterior::{LinearGaussian, LinearGaussianForm, Marginals, Term};
@@ -49,6 +51,21 @@ pub fn laplace_evidence<C: Covariance>(
     warm_start: Option<&[f64]>,
     with_grad: bool,
 ) -> Result<Laplace, ModelError> {
+    laplace_evidence_from(kernel, x, y, link, warm_start, None, with_grad).map(|r| r.0)
+}
+
+/// [`laplace_evidence`] whose mode search may also start from the mode of an evaluation at
+/// other parameters (see [`evaluate_log_concave_from`]); also returns this evaluation's mode
+/// for the next one.
+fn laplace_evidence_from<C: Covariance>(
+    kernel: &C,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    link: Link,
+    warm_start: Option<&[f64]>,
+    previous: Option<&PreviousMode>,
+    with_grad: bool,
+) -> Result<(Laplace, PreviousMode), ModelError> {
     check_binary(x, y)?;
     let (prior, group) = (vec![0.0; y.len()], vec![0; y.len()]);
     let data = StudentTData {
@@ -59,7 +76,9 @@ pub fn laplace_evidence<C: Covariance>(
     };
     let lik = [Bernoulli::new(link)];
     // The Bernoulli is log-concave (W > 0): the fast form of R&W Alg. 3.1/5.1 applies.
-    evaluate_log_concave(kernel, &data, &lik, warm_start, with_grad, MODE_TOL)
+    evaluate_log_concave_from(
+        kernel, &data, &lik, warm_start, previous, with_grad, MODE_TOL,
+    )
 }
 
 /// A fitted binary Laplace GP classifier (labels `±1`, zero prior mean).
@@ -74,7 +93,24 @@ pub struct BinaryLaplace {
     mode: Vec<f64>,
     lml: f64,
     newton_iterations: usize,
+    mode_start: Option<Vec<f64>>,
     starts: Vec<FitReport>,
+}
+
+/// Where an evaluation's mode search may start: the pilot posterior's mean (the first full-size
+/// evaluation), then the mode of the evaluation before it.
+enum ModeStart {
+    Pilot(Vec<f64>),
+    Previous(PreviousMode),
+}
+
+impl ModeStart {
+    fn alpha(&self) -> &[f64] {
+        match self {
+            ModeStart::Pilot(a) => a,
+            ModeStart::Previous(p) => p.alpha(),
+        }
+    }
 }
 
 /// The Laplace evidence with `kernel`'s parameters set to `v`, and its gradient; `warm`
@@ -85,20 +121,35 @@ fn evidence_at(
     x: MatRef<'_, f64>,
     y: &[f64],
     link: Link,
-    warm: &Warm,
+    warm: &Warm<ModeStart>,
 ) -> Result<(f64, Vec<f64>), String> {
     let mut k = kernel.clone();
     k.set_params(v).map_err(|e| e.to_string())?;
-    let start = warm.get();
-    let r = laplace_evidence(&k, x, y, link, start.as_deref(), true).map_err(|e| e.to_string())?;
-    warm.set(&r.alpha);
-    Ok((r.value, r.grad))
+    let start = warm.take();
+    let (alpha, previous) = match &start {
+        Some(ModeStart::Pilot(a)) => (Some(a.as_slice()), None),
+        Some(ModeStart::Previous(p)) => (None, Some(p)),
+        None => (None, None),
+    };
+    match laplace_evidence_from(&k, x, y, link, alpha, previous, true) {
+        Ok((r, ended)) => {
+            warm.set(ModeStart::Previous(ended));
+            Ok((r.value, r.grad))
+        }
+        Err(e) => {
+            if let Some(s) = start {
+                warm.set(s);
+            }
+            Err(e.to_string())
+        }
+    }
 }
 
 /// Maximise the Laplace evidence over `kernel`'s parameters from its values (where
 /// `curvature`, if given, approximates the negated Hessian, and `alpha`, if given, starts the
-/// first mode search) and `opts.restarts` seeded restarts; the best parameters and a report
-/// per start.
+/// first mode search) and `opts.restarts` seeded restarts; the best parameters, a report
+/// per start and the last evaluation's mode (when evaluations are warm-started, see
+/// [`Warm`]), which starts later mode searches near the optimum.
 fn optimize(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
@@ -107,15 +158,16 @@ fn optimize(
     opts: &FitOptions,
     curvature: Option<Mat<f64>>,
     alpha: Option<Vec<f64>>,
-) -> Result<(Vec<f64>, Vec<FitReport>), ModelError> {
+) -> Result<Optimized, ModelError> {
     let par = parallelism_for(x.nrows());
+    let in_sequence = evaluations_in_sequence(par, opts.restarts);
     let warm = match alpha {
-        Some(a) => Warm::starting_from(par, a),
-        None => Warm::new(par),
+        Some(a) => Warm::starting_from(in_sequence, ModeStart::Pilot(a)),
+        None => Warm::new(in_sequence),
     };
     let objective = |v: &[f64]| evidence_at(kernel, v, x, y, link, &warm);
     let x0 = kernel.params();
-    maximize(
+    let (v, starts) = maximize(
         pilot::curved_at_start(objective, x0.clone(), curvature),
         &x0,
         &kernel.bounds(),
@@ -124,8 +176,12 @@ fn optimize(
         opts.seed,
         &opts.lbfgs,
         par,
-    )
+    )?;
+    Ok((v, starts, warm.take()))
 }
+
+/// The best parameters, a report per optimiser start, and a mode near the optimum.
+type Optimized = (Vec<f64>, Vec<FitReport>, Option<ModeStart>);
 
 /// [`optimize`] on every row from the optimum of a pilot fit on `rows` (see
 /// [`pilot`](crate::fit::pilot)), or from `kernel` if the pilot fails (a subset with one class).
@@ -136,41 +192,48 @@ fn optimize_piloted(
     rows: &[usize],
     link: Link,
     opts: &FitOptions,
-) -> Result<(Vec<f64>, Vec<FitReport>), ModelError> {
+) -> Result<Optimized, ModelError> {
     let (xs, ys) = (pilot::select_rows(x, rows), pilot::select(y, rows));
     let pilot_opts = pilot::pilot_options(opts);
     let piloted = check_binary(xs.as_ref(), &ys)
         .and_then(|()| optimize(kernel, xs.as_ref(), &ys, link, &pilot_opts, None, None));
-    let Ok((v, pilot_starts)) = piloted else {
+    let Ok((v, pilot_starts, pilot_mode)) = piloted else {
         return optimize(kernel, x, y, link, opts, None, None);
     };
     let mut start = kernel.clone();
     start.set_params(&v)?;
-    // The pilot's curvature at the full fit's start (a fresh mode search per evaluation).
-    let cold = Warm::new(Parallelism::Sequential);
+    // The pilot's mode at its optimum (its last evaluation's, when the pilot was
+    // warm-started; else a fresh one) starts the first full-size mode search: `â` on the
+    // pilot's rows and 0 elsewhere gives `f = K â`, the pilot posterior's mean at every row (a
+    // start the search keeps only if it beats `f = 0`).
+    let pilot_alpha = match &pilot_mode {
+        Some(m) => Some(m.alpha().to_vec()),
+        None => laplace_evidence(&start, xs.as_ref(), &ys, link, None, false)
+            .ok()
+            .map(|m| m.alpha),
+    };
+    let spent = pilot::curvature_evaluations(v.len()) + usize::from(pilot_mode.is_none());
+    let alpha = pilot_alpha.map(|pa| {
+        let mut a = vec![0.0; x.nrows()];
+        rows.iter().zip(&pa).for_each(|(&i, &ai)| a[i] = ai);
+        a
+    });
+    // The pilot's curvature at the full fit's start, its evaluations (one after another)
+    // warm-started from the pilot's mode.
+    let warm = Warm::new(true);
+    if let Some(m) = pilot_mode {
+        warm.set(m);
+    }
     let curvature = pilot::curvature(
-        |v: &[f64]| evidence_at(&start, v, xs.as_ref(), &ys, link, &cold),
+        |v: &[f64]| evidence_at(&start, v, xs.as_ref(), &ys, link, &warm),
         &start.params(),
         &start.bounds(),
         pilot::curvature_scale(x.nrows(), rows.len()),
     );
-    // The pilot's mode starts the first full-size mode search: `â` on the pilot's rows and 0
-    // elsewhere gives `f = K â`, the pilot posterior's mean at every row (a start the search
-    // keeps only if it beats `f = 0`).
-    let alpha = laplace_evidence(&start, xs.as_ref(), &ys, link, None, false)
-        .ok()
-        .map(|pilot_mode| {
-            let mut a = vec![0.0; x.nrows()];
-            rows.iter()
-                .zip(&pilot_mode.alpha)
-                .for_each(|(&i, &ai)| a[i] = ai);
-            a
-        });
-    let spent = pilot::curvature_evaluations(v.len()) + 1;
     let full_opts = pilot::after_pilot(opts);
-    let (v, mut starts) = optimize(&start, x, y, link, &full_opts, curvature, alpha)?;
+    let (v, mut starts, alpha) = optimize(&start, x, y, link, &full_opts, curvature, alpha)?;
     pilot::mark_piloted(&mut starts, &pilot_starts, spent, rows.len(), x.nrows());
-    Ok((v, starts))
+    Ok((v, starts, alpha))
 }
 
 impl BinaryLaplace {
@@ -195,12 +258,12 @@ impl BinaryLaplace {
         if !opts.optimize {
             return Self::at(x, y, kernel, link);
         }
-        let (v, starts) = match pilot::pilot_rows(x.nrows(), opts) {
+        let (v, starts, alpha) = match pilot::pilot_rows(x.nrows(), opts) {
             Some(rows) => optimize_piloted(&kernel, x, y, &rows, link, opts)?,
             None => optimize(&kernel, x, y, link, opts, None, None)?,
         };
         kernel.set_params(&v)?;
-        let mut model = Self::at(x, y, kernel, link)?;
+        let mut model = Self::at_from(x, y, kernel, link, alpha.as_ref().map(ModeStart::alpha))?;
         model.starts = starts;
         Ok(model)
     }
@@ -215,6 +278,24 @@ impl BinaryLaplace {
         kernel: Kernel,
         link: Link,
     ) -> Result<Self, ModelError> {
+        Self::at_from(x, y, kernel, link, None)
+    }
+
+    /// [`BinaryLaplace::at`] with its mode search also started from `alpha` (the `â` of a
+    /// mode at nearby parameters, such as a fit's last evaluation), used if it beats `f = 0`:
+    /// the same mode to the search's tolerance, in fewer Newton steps. Given the
+    /// [`BinaryLaplace::mode_start`] of a model, it repeats that model's computation exactly
+    /// (how a model file is loaded).
+    ///
+    /// # Errors
+    /// As [`laplace_evidence`] (also if `alpha` does not have one entry per row).
+    pub fn at_from(
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        kernel: Kernel,
+        link: Link,
+        alpha: Option<&[f64]>,
+    ) -> Result<Self, ModelError> {
         check_binary(x, y)?;
         let (prior, group) = (vec![0.0; y.len()], vec![0; y.len()]);
         let data = StudentTData {
@@ -224,7 +305,7 @@ impl BinaryLaplace {
             group: &group,
         };
         let likelihood = Bernoulli::new(link);
-        let (lap, st) = evaluate(&kernel, &data, &[likelihood], None, false, MODE_TOL)?;
+        let (lap, st) = evaluate(&kernel, &data, &[likelihood], alpha, false, MODE_TOL)?;
         Ok(BinaryLaplace {
             kernel,
             likelihood,
@@ -235,6 +316,7 @@ impl BinaryLaplace {
             mode: lap.mode,
             lml: lap.value,
             newton_iterations: lap.newton_iterations,
+            mode_start: alpha.map(<[f64]>::to_vec),
             starts: Vec::new(),
         })
     }
@@ -280,6 +362,12 @@ impl BinaryLaplace {
     /// Newton iterations of the final mode search.
     pub fn newton_iterations(&self) -> usize {
         self.newton_iterations
+    }
+
+    /// Where the mode search started besides `f = 0` (see [`BinaryLaplace::at_from`]): a fit
+    /// starts it from the mode of its last evaluation.
+    pub fn mode_start(&self) -> Option<&[f64]> {
+        self.mode_start.as_deref()
     }
 
     /// The jitter the factorisation of `K` needed.

@@ -493,6 +493,37 @@ fn fits_raise_the_evidence_and_are_reproducible() {
     assert!(e.to_string().contains("damping"), "{e}");
 }
 
+/// With one start the evaluations of a fit run one after another, so each mode search starts
+/// from the previous evaluation's mode, and the final model's from the last one: the fitted
+/// model is the one computed from scratch at the fitted parameters (found in fewer Newton
+/// steps), and the fit is reproducible.
+#[test]
+fn a_warm_started_laplace_fit_gives_the_model_computed_from_scratch() {
+    let (x, y) = data(40, 4);
+    let opts = FitOptions::default();
+    assert_eq!(opts.restarts, 0);
+    let fitted = BinaryLaplace::fit(x.as_ref(), &y, kernel(), Link::Logit, &opts).unwrap();
+    let cold = BinaryLaplace::at(x.as_ref(), &y, fitted.kernel().clone(), Link::Logit).unwrap();
+    assert!(
+        (fitted.lml() - cold.lml()).abs() < 1e-12 * cold.lml().abs(),
+        "{} vs {}",
+        fitted.lml(),
+        cold.lml()
+    );
+    for (a, b) in fitted.mode().iter().zip(cold.mode()) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+    assert!(
+        fitted.newton_iterations() < cold.newton_iterations(),
+        "{} vs {}",
+        fitted.newton_iterations(),
+        cold.newton_iterations()
+    );
+    let again = BinaryLaplace::fit(x.as_ref(), &y, kernel(), Link::Logit, &opts).unwrap();
+    assert_eq!(fitted.lml(), again.lml());
+    assert_eq!(fitted.kernel().params(), again.kernel().params());
+}
+
 /// The binary Laplace fit with a pilot on 512 of 1100 rows reaches the unpiloted optimum.
 #[test]
 fn laplace_fit_with_a_pilot_reaches_the_unpiloted_optimum() {
