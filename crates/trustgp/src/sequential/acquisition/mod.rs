@@ -20,7 +20,8 @@
 //!   ([`thompson_candidates`], `rcagp.md` §3.5).
 //!
 //! With noisy observations the incumbent `f*` is the best posterior mean at the evaluated
-//! inputs ([`best_posterior_mean`]), not the best noisy observation.
+//! inputs ([`best_posterior_mean`]; the row with it: [`best_posterior_mean_row`]), not the best
+//! noisy observation.
 
 mod batch;
 mod improvement;
@@ -41,7 +42,7 @@ pub use self::batch::{
     DEFAULT_TAU_RELU, MC_MIN_VARIANCE,
 };
 pub use self::improvement::{log_h, Improvement, ImprovementKind};
-pub use self::incumbent::best_posterior_mean;
+pub use self::incumbent::{best_posterior_mean, best_posterior_mean_row};
 pub use self::qmc::{sobol_normal, MAX_BASE_DIMENSIONS, MAX_BASE_SAMPLES};
 pub use self::softplus_batch::{
     BatchSoftplusEi, BatchUtility, EULBO_BATCH_JITTER, EULBO_MC_SAMPLES,

@@ -13,9 +13,8 @@
 
 use faer::MatRef;
 
-use super::super::acquisition::best_posterior_mean;
 use super::super::eulbo::{optimize, EulboModel, EulboOptions, SvgpOnData};
-use super::surrogate::latent_posterior;
+use super::surrogate::surrogate_incumbent;
 use crate::estimators::regressor::{Fitted, SingleOutput};
 use crate::estimators::Regressor;
 use crate::models::approximate::ApproxModel;
@@ -74,9 +73,9 @@ pub fn eulbo_refine(
 /// there (see the module notes for why not the largest observation).
 ///
 /// # Errors
-/// As for [`latent_posterior`] and [`best_posterior_mean`].
+/// As for [`surrogate_incumbent`].
 pub fn eulbo_incumbent(model: &Regressor, xs: MatRef<'_, f64>) -> Result<f64, ModelError> {
-    best_posterior_mean(latent_posterior(model)?, xs)
+    Ok(surrogate_incumbent(model, xs)?.1)
 }
 
 /// One EULBO run: its points and objective.

@@ -10,9 +10,11 @@
 //! * With [`Method::Dpp`] (and [`Method::DppTurbo`]) the surrogate's inducing inputs (or
 //!   dense actions) are chosen from the training inputs by a quality-weighted DPP first
 //!   ([`dpp_surrogate`]).
-//! * With [`Method::Turbo`] (and [`Method::EulboTurbo`], [`Method::DppTurbo`]) the search box is the TuRBO trust region centred at the incumbent
-//!   (the best observed value); every `tell` after the initial design updates the region with
-//!   the batch's clean values, and a collapsed region restarts (`rcagp.md` §3.5).
+//! * With [`Method::Turbo`] (and [`Method::EulboTurbo`], [`Method::DppTurbo`]) the search box
+//!   is the TuRBO trust region centred at the incumbent: the evaluated input with the best
+//!   posterior mean of the fitted surrogate ([`surrogate_incumbent`]), not the best noisy
+//!   observation, which may be an outlier; every `tell` after the initial design updates the
+//!   region with the batch's clean values, and a collapsed region restarts (`rcagp.md` §3.5).
 //! * With an expert-guided prior mean ([`ExpertPrior`], `rcagp.md` §2.12) the robust
 //!   surrogates (rcgp, rcsvgp, rcagp) are fitted with that mean held fixed: a constant the
 //!   user gives, or the mean built from the expert's corrections ([`BayesOpt::correct`]).
@@ -48,8 +50,8 @@ pub use self::propose::{propose, Proposed};
 pub use self::robust_centre::{loo_centres, RobustCentre, CENTRED_MODELS};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
 pub use self::surrogate::{
-    fit_surrogate, fit_surrogate_with, latent_posterior, surrogate_kind, SURROGATE_KERNEL,
-    SURROGATE_MEAN,
+    fit_surrogate, fit_surrogate_with, latent_posterior, surrogate_incumbent, surrogate_kind,
+    SURROGATE_KERNEL, SURROGATE_MEAN,
 };
 use super::suggest::{Bound, SuggestAcquisition};
 use super::turbo::TrustRegion;
@@ -503,13 +505,7 @@ impl BayesOpt {
         if self.y.len() < self.settings.n_init {
             return self.design(q);
         }
-        // Where the surrogate proposes: the whole box or the trust region.
-        let region = if self.settings.method.uses_trust_region() {
-            Some(self.trust_region_box()?)
-        } else {
-            None
-        };
-        let proposal = self.surrogate_proposal(q, region)?;
+        let proposal = self.surrogate_proposal(q)?;
         self.model_asks = self.model_asks.wrapping_add(1);
         Ok(proposal)
     }
@@ -519,26 +515,24 @@ impl BayesOpt {
         self.settings.bounds.iter().map(|b| (b.lo, b.hi)).unzip()
     }
 
-    /// TuRBO's region around the incumbent, `(lower, upper)` in the box's units.
-    fn trust_region_box(&self) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
+    /// TuRBO's region around the evaluated point `self.x[centre]`, `(lower, upper)` in the
+    /// box's units.
+    fn trust_region_box(&self, centre: usize) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
         let region = self
             .trust_region
             .as_ref()
             .ok_or_else(|| ModelError::Invalid("method turbo has no trust region".into()))?;
         let (lower, upper) = self.box_ends();
         region
-            .bounds(&self.x[self.incumbent()], &lower, &upper)
+            .bounds(&self.x[centre], &lower, &upper)
             .map_err(|e| ModelError::Invalid(e.to_string()))
     }
 
-    /// The surrogate, fitted to every observation, proposes `q` points of `region` (default:
-    /// the whole box): the box is mapped into the model's standardised input units, the
-    /// acquisition maximised there by [`propose`], and the points mapped back.
-    fn surrogate_proposal(
-        &self,
-        q: usize,
-        region: Option<(Vec<f64>, Vec<f64>)>,
-    ) -> Result<Proposal, ModelError> {
+    /// The surrogate, fitted to every observation, proposes `q` points of the whole box or,
+    /// for the methods with one, of the trust region around the surrogate's incumbent: the
+    /// search box is mapped into the model's standardised input units, the acquisition
+    /// maximised there by [`propose`], and the points mapped back.
+    fn surrogate_proposal(&self, q: usize) -> Result<Proposal, ModelError> {
         let data = self.surrogate_data();
         let fit_seed = u64::from(self.settings.seed);
         let prior_mean = self.expert_prior_mean(&data)?;
@@ -562,15 +556,23 @@ impl BayesOpt {
             )?
         };
         let posterior = latent_posterior(&model)?;
-        let (lo, hi) = region.clone().unwrap_or_else(|| self.box_ends());
         let st = &model.standardizer;
+        let xs = st.transform_x(data.x.as_ref());
+        // Where the surrogate proposes: the whole box or the trust region, centred at the
+        // evaluated input with the best posterior mean (the rows of `xs` are `self.x`'s).
+        let region = if self.settings.method.uses_trust_region() {
+            let (centre, _) = surrogate_incumbent(&model, xs.as_ref())?;
+            Some(self.trust_region_box(centre)?)
+        } else {
+            None
+        };
+        let (lo, hi) = region.clone().unwrap_or_else(|| self.box_ends());
         let unit: Vec<(f64, f64)> = (0..lo.len())
             .map(|c| {
                 let to_unit = |v: f64| (v - st.x_mean[c]) / st.x_std[c];
                 (to_unit(lo[c]), to_unit(hi[c]))
             })
             .collect();
-        let xs = st.transform_x(data.x.as_ref());
         let seed = self.settings.seed.wrapping_add(self.model_asks);
         let proposed = propose(
             posterior,
@@ -646,18 +648,6 @@ impl BayesOpt {
         } else {
             1.0
         }
-    }
-
-    /// The index of the best value told (first of ties), in the maximised sense.
-    fn incumbent(&self) -> usize {
-        let sign = self.sign();
-        (0..self.y.len()).fold(0, |best, i| {
-            if sign * self.y[i] > sign * self.y[best] {
-                i
-            } else {
-                best
-            }
-        })
     }
 
     /// The observations as the surrogate's data (targets negated when minimising).

@@ -15,9 +15,9 @@
 use faer::{Mat, MatRef};
 
 use super::super::acquisition::{
-    best_posterior_mean, default_candidate_count, thompson_candidates, thompson_sample, Analytic,
-    BatchImprovement, BatchImprovementKind, Improvement, ImprovementKind, MonteCarloOptions,
-    UpperConfidenceBound,
+    best_posterior_mean, best_posterior_mean_row, default_candidate_count, thompson_candidates,
+    thompson_sample, Analytic, BatchImprovement, BatchImprovementKind, Improvement,
+    ImprovementKind, MonteCarloOptions, UpperConfidenceBound,
 };
 use super::super::optimize::{maximize, maximize_batch, MaximizeOptions};
 use super::super::suggest::{SuggestAcquisition, DEFAULT_UCB_BETA};
@@ -138,10 +138,7 @@ fn thompson(
     q: usize,
     seed: u32,
 ) -> Result<Proposed, ModelError> {
-    let means = posterior.marginals(xs)?.mean;
-    let best = (0..means.len())
-        .reduce(|b, i| if means[i] > means[b] { i } else { b })
-        .ok_or_else(|| ModelError::Invalid("Thompson sampling needs evaluated rows".into()))?;
+    let (best, _) = best_posterior_mean_row(posterior, xs)?;
     // The incumbent may lie outside a trust region's box only by rounding: clamp it in.
     let incumbent: Vec<f64> = bounds
         .iter()

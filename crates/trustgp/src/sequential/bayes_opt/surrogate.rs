@@ -1,7 +1,7 @@
 //! The surrogate of a Bayesian optimisation run: any single-output registry model, fitted
 //! through [`Regressor`] on standardised data, and its latent [`Posterior`].
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 use crate::data::Dataset;
 use crate::estimators::regressor::Fitted;
@@ -9,6 +9,8 @@ use crate::estimators::{ModelKind, ModelOptions, Regressor};
 use crate::models::computation_aware::ActionKind;
 use crate::models::ModelError;
 use crate::posterior::Posterior;
+
+use super::super::acquisition::best_posterior_mean_row;
 
 use super::robust_centre::RobustCentre;
 
@@ -116,4 +118,19 @@ pub fn latent_posterior(model: &Regressor) -> Result<&dyn Posterior, ModelError>
         return Err(ModelError::Invalid("the model has no fitted output".into()));
     };
     output.gp.posterior()
+}
+
+/// The incumbent of the fitted surrogate `model` whose standardised training inputs are the
+/// rows of `xs`: the row with the largest posterior mean of the latent function and that mean
+/// (issue 22: "the incumbent is the best posterior mean, not the best noisy y"). EULBO's
+/// utility takes the mean ([`eulbo_incumbent`](super::eulbo_incumbent)), TuRBO's trust region
+/// is centred at the row.
+///
+/// # Errors
+/// As for [`latent_posterior`] and [`best_posterior_mean_row`].
+pub fn surrogate_incumbent(
+    model: &Regressor,
+    xs: MatRef<'_, f64>,
+) -> Result<(usize, f64), ModelError> {
+    best_posterior_mean_row(latent_posterior(model)?, xs)
 }

@@ -374,14 +374,25 @@ fn corrupted_or_incompatible_states_are_clear_errors() {
     assert!(edited(&|v| v["settings"]["model"] = "mo-rcgp".into()).contains("multi-output"));
 }
 
+/// The evaluated row with the largest posterior mean of the fitted `model`, computed through
+/// the regressor's own prediction (in the data's units), independently of
+/// [`surrogate_incumbent`].
+fn predicted_best_row(bo: &BayesOpt, model: &Regressor) -> usize {
+    let data = bo.surrogate_data();
+    let mean = model.predict(data.x.as_ref(), true).unwrap()[0]
+        .mean
+        .clone();
+    (0..mean.len()).fold(0, |b, i| if mean[i] > mean[b] { i } else { b })
+}
+
 #[test]
 fn turbo_searches_the_region_around_the_incumbent_and_follows_clean_values() {
     let mut bo = run_on_branin(Method::Turbo, 0);
     let region = bo.trust_region().unwrap().clone();
-    let best = (0..6).fold(0, |b, i| if bo.y()[i] > bo.y()[b] { i } else { b });
     let (lower, upper): (Vec<f64>, Vec<f64>) = branin_bounds().iter().map(|b| (b.lo, b.hi)).unzip();
-    let expected = region.bounds(&bo.x()[best], &lower, &upper).unwrap();
     let p = bo.ask(1).unwrap();
+    let centre = &bo.x()[predicted_best_row(&bo, p.model.as_ref().unwrap())];
+    let expected = region.bounds(centre, &lower, &upper).unwrap();
     let (lo, hi) = p.region.clone().unwrap();
     assert_eq!((lo.clone(), hi.clone()), expected);
     // The region is a strict part of the box (side 0.8 of it), and the point lies inside.
@@ -400,11 +411,78 @@ fn turbo_searches_the_region_around_the_incumbent_and_follows_clean_values() {
     bo.tell(&q, &[top + 10.0]).unwrap();
     let region = bo.trust_region().unwrap().clone();
     assert_eq!((region.success_count(), region.failure_count()), (1, 0));
-    // The incumbent is the best value the model sees: the corrupted one.
-    let (lo, hi) = bo.ask(1).unwrap().region.unwrap();
-    let centre = &bo.x()[6];
-    let want = region.bounds(centre, &lower, &upper).unwrap();
-    assert_eq!((lo, hi), want);
+}
+
+/// TuRBO centres its region at the evaluated input with the best posterior mean, not at the
+/// best observation: the second-best design point evaluated again and seen above every clean
+/// value (an asymmetric outlier, the largest value the model sees) cannot be interpolated
+/// together with its first value, so its posterior mean stays below the best clean value and
+/// the centre is the best clean point.
+#[test]
+fn turbo_centres_on_the_best_posterior_mean_not_an_outlier() {
+    let mut settings = BoSettings::new(branin_bounds());
+    settings.n_init = 16;
+    settings.method = Method::Turbo;
+    settings.seed = 5;
+    let mut bo = BayesOpt::new(settings).unwrap();
+    let design = bo.ask(16).unwrap().points;
+    let clean: Vec<f64> = design.iter().map(|x| branin(x)).collect();
+    bo.tell(&design, &clean).unwrap();
+    let best = (0..16).fold(0, |b, i| if clean[i] > clean[b] { i } else { b });
+    let second = (0..16).filter(|&i| i != best).fold(usize::MAX, |b, i| {
+        if b == usize::MAX || clean[i] > clean[b] {
+            i
+        } else {
+            b
+        }
+    });
+    // Above the best by half the gap to the second best: the two values at the second-best
+    // point average below the best clean value.
+    let outlier = clean[best] + 0.5 * (clean[best] - clean[second]);
+    bo.tell_corrupted(&[design[second].clone()], &[outlier], &[clean[second]])
+        .unwrap();
+    // The outlier is the largest value the model sees.
+    let top = (0..17).fold(0, |b, i| if bo.y()[i] > bo.y()[b] { i } else { b });
+    assert_eq!(top, 16);
+    let p = bo.ask(1).unwrap();
+    let row = predicted_best_row(&bo, p.model.as_ref().unwrap());
+    let means = p
+        .model
+        .as_ref()
+        .unwrap()
+        .predict(bo.surrogate_data().x.as_ref(), true)
+        .unwrap()[0]
+        .mean
+        .clone();
+    assert_eq!(
+        row, best,
+        "the best posterior mean is at the best clean point: clean {clean:?}, means {means:?}"
+    );
+    let (lo, hi) = p.region.unwrap();
+    let (lower, upper): (Vec<f64>, Vec<f64>) = branin_bounds().iter().map(|b| (b.lo, b.hi)).unzip();
+    let region = bo.trust_region().unwrap();
+    assert_eq!(
+        (lo.clone(), hi.clone()),
+        region.bounds(&design[best], &lower, &upper).unwrap()
+    );
+    assert_ne!(
+        (lo.clone(), hi.clone()),
+        region.bounds(&design[second], &lower, &upper).unwrap()
+    );
+    // The centre's coordinates: the middle of the box wherever the domain does not clip it,
+    // and a clipped side ends at the domain with the full half side on the centre's other side.
+    let half: Vec<f64> = (0..2)
+        .map(|c| 0.5 * region.length() * (upper[c] - lower[c]))
+        .collect();
+    for c in 0..2 {
+        let x = design[best][c];
+        if lo[c] > lower[c] && hi[c] < upper[c] {
+            assert!((0.5 * (lo[c] + hi[c]) - x).abs() < 1e-12, "input {c}");
+        } else {
+            assert!((hi[c] - x - half[c]).abs() < 1e-12 || (x - lo[c] - half[c]).abs() < 1e-12);
+        }
+    }
+    assert!((0..2).any(|c| (design[best][c] - design[second][c]).abs() > half[c]));
 }
 
 #[test]

@@ -7,8 +7,8 @@ use rand::{Rng, SeedableRng};
 
 use super::super::normal::cdf;
 use super::super::{
-    best_posterior_mean, Acquisition, Analytic, Improvement, ImprovementKind, MarginalUtility,
-    UpperConfidenceBound,
+    best_posterior_mean, best_posterior_mean_row, Acquisition, Analytic, Improvement,
+    ImprovementKind, MarginalUtility, UpperConfidenceBound,
 };
 use crate::fit::FitOptions;
 use crate::kernels::Kernel;
@@ -101,12 +101,22 @@ fn incumbent_is_the_best_posterior_mean_at_the_training_inputs() {
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!(best_posterior_mean(&gp, x.as_ref()).unwrap(), best);
-    let none = Mat::<f64>::zeros(0, 2);
-    let e = best_posterior_mean(&gp, none.as_ref()).unwrap_err();
-    assert!(
-        e.to_string().contains("at least one evaluated input"),
-        "{e}"
+    // The row: the first whose predicted mean is the maximum.
+    let row = predicted.mean.iter().position(|&m| m == best).unwrap();
+    assert_eq!(
+        best_posterior_mean_row(&gp, x.as_ref()).unwrap(),
+        (row, best)
     );
+    let none = Mat::<f64>::zeros(0, 2);
+    for e in [
+        best_posterior_mean(&gp, none.as_ref()).unwrap_err(),
+        best_posterior_mean_row(&gp, none.as_ref()).unwrap_err(),
+    ] {
+        assert!(
+            e.to_string().contains("at least one evaluated input"),
+            "{e}"
+        );
+    }
 }
 
 #[test]
