@@ -1,12 +1,14 @@
 """Robust BO (issue 22, RCaGP paper Fig. 4, reduced): `trustgp bo` with 25% asymmetric outliers
 and without, on Hartmann6 and Rover60, for the EULBO rows (SVGP, RCSVGP, CaGP, RCaGP) and for
-the exact surrogates (GP vs RCGP with LogEI). Writes results/bo/robust/*.jsonl, the summary
+the exact surrogates (GP vs RCGP with LogEI), the DPP-BO rows (Fig. 4 row 2) and the TuRBO
+rows (Fig. S2: EULBO-TuRBO and LogEI in the trust region), and, with `--n0-250`, the exact
+surrogates from the paper's 250 initial points (a separate table). Writes results/bo/robust/*.jsonl, the summary
 results/bo_robust.md and one SVG per problem and setting.
 
 Needs: numpy (`pip install numpy`) and the release binary (`cargo build --release -p
 trustgp-cli`). From the repository root:
 
-    python crates/experiments/peers/robust_bo.py [--seeds 3] [--jobs 2] [--summary-only]
+    python crates/experiments/peers/robust_bo.py [--seeds 3] [--jobs 2] [--summary-only] [--n0-250]
 
 The summary keeps what follows its generated part in results/bo_robust.md (the sections from
 `## Expert-guided prior mean` on, written by hand).
