@@ -2,8 +2,9 @@
 and without, on Hartmann6 and Rover60, for the EULBO rows (SVGP, RCSVGP, CaGP, RCaGP) and for
 the exact surrogates (GP vs RCGP with LogEI), the DPP-BO rows (Fig. 4 row 2) and the TuRBO
 rows (Fig. S2: EULBO-TuRBO and LogEI in the trust region), and, with `--n0-250`, the exact
-surrogates from the paper's 250 initial points (a separate table). Writes results/bo/robust/*.jsonl, the summary
-results/bo_robust.md and one SVG per problem and setting.
+surrogates from the paper's 250 initial points (a separate table). Writes
+results/bo/robust/*.jsonl (results/bo/robust250/ for n0 = 250), the summary results/bo_robust.md
+and one SVG per problem and setting.
 
 Needs: numpy (`pip install numpy`) and the release binary (`cargo build --release -p
 trustgp-cli`). From the repository root:
