@@ -197,15 +197,15 @@ fn run() -> Result<(), BoxError> {
             let noise = model.noise_variance();
             let (mut size, mut fp_upper, mut fp_lower) = (0, 0, 0);
             let (mut joint_size, mut joint_fp) = (0, 0);
-            for i in 0..xc.nrows() {
-                if joint.check(0, m.mean[i], m.var[i], noise).safe {
+            for (i, ((&mean, &var), &safe)) in m.mean.iter().zip(&m.var).zip(truth).enumerate() {
+                if joint.check(0, mean, var, noise).safe {
                     joint_size += 1;
-                    joint_fp += usize::from(!truth[i]);
+                    joint_fp += usize::from(!safe);
                 }
                 // Constraint 0 is on output column 1 (T_EXM): only its model is needed.
-                if safe_set.check(0, m.mean[i], m.var[i], noise).safe {
+                if safe_set.check(0, mean, var, noise).safe {
                     size += 1;
-                    if !truth[i] {
+                    if !safe {
                         let t = bench.candidates.outputs[(i, 1)];
                         if t > hi {
                             fp_upper += 1;
