@@ -52,3 +52,17 @@ $E --methods efficient-hgp --seeds 5 --problems gengine
 # 6. Table 4 with warm refits, replayed on the stored EffTransHGP runs' data (no runs stored):
 #   nice -n 5 target/release/examples/safe_refit_replay ../shared/data results/safe 0,1,2 > results/safe/table4-warm-replay.txt
 # The summary, as at the top of results/safe_transfer.md.
+# Issue-23 follow-up 3 (branch safe23c, 08:35-09:50 UTC; at load 8-20, so these runs' times are
+# inflated several-fold):
+# 7. The missing cells: GEngine FullTransHGP seed 1 (seed 0 took 197 s quiet, this one 769 s) and
+#    PEngine FullTransLMC seeds 1-2.
+$E --methods hgp --seeds 2 --problems gengine
+$E --methods lmc --seeds 3 --problems pengine
+# 8. SAL on GEngine fitted as the authors' GEngine script (SalFit::Engine: 5 restarts from noise
+#    std 0.1): the 5 SAL GEngine runs deleted and rerun.
+$E --methods sal --seeds 5 --problems gengine
+# 9. Hartmann3's target standardised by the authors' constants (hartmann3.rs): every Hartmann3
+#    run deleted and rerun.
+$E --methods efficient-hgp,source-prior,sal --seeds 5 --problems hartmann3
+$E --methods hgp,lmc --seeds 3 --problems hartmann3
+# The summary, as at the top of results/safe_transfer.md.

@@ -212,7 +212,7 @@ fn run_group(args: &Args, problem: &str, seed: u64, methods: &[&str]) -> Result<
                 } else {
                     sources
                 };
-                function_model_with(transfer, sources, args.warm_restarts)
+                function_model_with(transfer, sources, args.warm_restarts, bench.sal_fit)
             };
             let run = run_benchmark(&bench, &factory, &run_options, seed, None)
                 .map_err(|e| format!("{problem} {method} seed {seed}: {e}"))?;

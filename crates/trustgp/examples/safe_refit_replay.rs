@@ -20,7 +20,7 @@ use faer::Mat;
 use trustgp::models::transfer::{EfficientHgp, SingleTaskGp, TransferFitOptions};
 use trustgp::sequential::safe::benchmarks::{safe_benchmark, BenchmarkOptions};
 use trustgp::sequential::safe::scaling::UnitBox;
-use trustgp::sequential::safe::{FunctionModel, SafeBenchmark, SourceTask};
+use trustgp::sequential::safe::{sal_fit_options, FunctionModel, SafeBenchmark, SourceTask};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -88,7 +88,8 @@ fn run() -> Result<(), BoxError> {
             let data = Replay::new(&bench, &queries)?;
             for (method, cold, warm) in [
                 ("efficient-hgp", TransferFitOptions::default(), None),
-                ("sal", TransferFitOptions::single_task(), None),
+                // SAL as the runs fit it on this data set (GEngine: the engine scripts').
+                ("sal", sal_fit_options(bench.sal_fit), None),
             ]
             .map(|(m, o, _): (&str, TransferFitOptions, Option<()>)| {
                 let w = TransferFitOptions {

@@ -13,8 +13,8 @@ use trustgp::estimators::format_number;
 use trustgp::report::safe_map::safe_map;
 use trustgp::sequential::safe::benchmarks::{safe_benchmark, BenchmarkOptions};
 use trustgp::sequential::safe::{
-    function_model, run_benchmark, SafeBenchmark, SafeRunOptions, SafeSetOptions, TargetScaling,
-    TaskData, TransferMethod,
+    function_model_with, run_benchmark, SafeBenchmark, SafeRunOptions, SafeSetOptions,
+    TargetScaling, TaskData, TransferMethod,
 };
 
 use super::{print_json, CliError};
@@ -137,13 +137,15 @@ pub fn run(a: &SafeAlArgs) -> Result<(), CliError> {
         ..SafeRunOptions::default()
     };
     let factory = |_output: usize, sources| {
-        function_model(
+        function_model_with(
             method,
             if method == TransferMethod::None {
                 Vec::new()
             } else {
                 sources
             },
+            None,
+            bench.sal_fit,
         )
     };
     let n_query = a.queries.unwrap_or(bench.n_query);

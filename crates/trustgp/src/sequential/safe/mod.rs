@@ -41,7 +41,7 @@ use crate::posterior::Marginals;
 pub use self::acquisition::{AcquisitionOptions, SafeAcquisition};
 pub use self::continuous::{propose_continuous, ContinuousOptions, ContinuousProposal};
 pub use self::error::SafeError;
-pub use self::factory::{function_model, function_model_with};
+pub use self::factory::{function_model, function_model_with, sal_fit_options};
 pub use self::propose::{
     evaluate_pool, propose_from_pool, PoolEvaluation, Proposal, ProposeOptions,
 };
@@ -138,6 +138,22 @@ pub struct SafeBenchmark {
     /// Hyperparameters are refitted before the first query and then every this many queries
     /// (1 for all but GEngine's 50).
     pub refit_every: usize,
+    /// The fit settings the authors' code gives SAL's single-task GPs on this data set.
+    pub sal_fit: SalFit,
+}
+
+/// The fit settings of SAL's single-task GPs in the authors' scripts (`safe-transfer.md` §6
+/// \[code\]), which differ by data set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SalFit {
+    /// The simulator scripts (GP1D, GP2D, Branin, Hartmann3, PEngine): 10 restarts from
+    /// noise std 0.01 ([`TransferFitOptions::single_task`](crate::models::transfer::TransferFitOptions::single_task)).
+    #[default]
+    Simulator,
+    /// The GEngine scripts: 5 restarts from noise std 0.1, as the transfer models there
+    /// ([`TransferFitOptions::default`](crate::models::transfer::TransferFitOptions)).
+    Engine,
 }
 
 /// How the model of one function uses the source tasks (`safe-transfer.md` §5.1).

@@ -18,7 +18,7 @@ use rand_distr::StandardNormal;
 
 use super::grid::Grid;
 use super::BenchmarkError;
-use crate::sequential::safe::{Constraint, SafeBenchmark, SafetyGrid, TaskData};
+use crate::sequential::safe::{Constraint, SafeBenchmark, SafetyGrid, SalFit, TaskData};
 
 /// Candidates drawn per batch while rejection sampling.
 const BATCH: usize = 1024;
@@ -300,5 +300,6 @@ pub fn assemble<R: Rng>(
         grid,
         n_query: plan.n_query,
         refit_every: 1,
+        sal_fit: SalFit::Simulator,
     })
 }

@@ -23,7 +23,8 @@
 //! initial rows are drawn from the safe training rows whose current raw inputs lie in
 //! `[−1, −0.7] × (−∞, −0.5] × [0, 0.5] × [0, 0.2]` (Speed, Load, Lambda, Ignition) and are
 //! removed from the candidates; the test points are up to `n_test` (default 1000) random safe
-//! rows of the test files; 200 queries, refits every 50.
+//! rows of the test files; 200 queries, refits every 50; SAL fitted with the GEngine
+//! scripts' settings ([`SalFit::Engine`]).
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,7 @@ use super::assemble::satisfies;
 use super::nx::{nx_features, pt1, quantile, MAX_LAG, PT1};
 use super::{BenchmarkError, BenchmarkOptions};
 use crate::data::DataError;
-use crate::sequential::safe::{Constraint, SafeBenchmark, TaskData};
+use crate::sequential::safe::{Constraint, SafeBenchmark, SalFit, TaskData};
 
 /// The folder under the data directory.
 pub const FOLDER: &str = "engine_bosch_gengines_sample";
@@ -403,6 +404,7 @@ pub fn build_from(
         grid: None,
         n_query: 200,
         refit_every: 50,
+        sal_fit: SalFit::Engine,
     })
 }
 

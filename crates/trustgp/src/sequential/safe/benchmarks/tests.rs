@@ -350,7 +350,8 @@ fn branin_target_threshold_is_the_authors_raw_value() {
 #[test]
 fn hartmann3_is_standardised_hartmann3() {
     let b = hartmann3::build(2, &BenchmarkOptions::default()).unwrap();
-    let task = hartmann3::Hartmann3Task::new(hartmann3::H3_TARGET_WEIGHTS);
+    // The authors' fixed target constants (`OracleLoader`, written out).
+    let (mean, std) = (-0.9266432501735707, 0.9351442960268146);
     // Target value written out from the published constants.
     let h = |x: &[f64]| {
         let a = [
@@ -375,7 +376,25 @@ fn hartmann3_is_standardised_hartmann3() {
             })
             .sum::<f64>()
     };
-    assert_consistent(&b, |x| vec![(h(x) - task.mean) / task.std], 0.01);
+    assert_consistent(&b, |x| vec![(h(x) - mean) / std], 0.01);
+    // Only the target takes the fixed constants: its own grid statistics differ, and the
+    // candidates whose raw value lies between the two thresholds are safe now (with the
+    // grid's mean they were not).
+    let own = hartmann3::Hartmann3Task::new(hartmann3::H3_TARGET_WEIGHTS);
+    assert!((own.mean - mean).abs() > 0.03, "{}", own.mean);
+    let between: Vec<usize> = (0..b.candidates.n())
+        .filter(|&i| {
+            let v = h(&[
+                b.candidates.x[(i, 0)],
+                b.candidates.x[(i, 1)],
+                b.candidates.x[(i, 2)],
+            ]);
+            v > mean && v < own.mean
+        })
+        .collect();
+    assert!(!between.is_empty());
+    assert!(between.iter().all(|&i| b.candidate_safe[i]));
+    assert!(b.sal_fit == crate::sequential::safe::SalFit::Simulator);
 }
 
 #[test]
@@ -756,8 +775,13 @@ fn gengine_builds_from_fixture_trajectories() {
     assert_eq!(b.bounds.len(), 13);
     assert_eq!((b.sources[0].n(), b.initial.n(), b.test.n()), (10, 20, 15));
     assert_eq!(
-        (b.pool_size, b.n_query, b.refit_every),
-        (Some(10_000), 200, 50)
+        (b.pool_size, b.n_query, b.refit_every, b.sal_fit),
+        (
+            Some(10_000),
+            200,
+            50,
+            crate::sequential::safe::SalFit::Engine
+        )
     );
     // Every target row is a candidate or an initial point, once.
     let dir = fixtures().join(gengine::FOLDER);

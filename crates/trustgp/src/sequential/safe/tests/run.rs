@@ -9,7 +9,7 @@ use super::model::{FixedGp, UpdateLog};
 use crate::models::ModelError;
 use crate::sequential::safe::{
     run_benchmark, Constraint, FunctionModel, SafeBenchmark, SafeError, SafeRun, SafeRunOptions,
-    SafetyGrid, SourceTask, StopReason, TargetScaling, TaskData,
+    SafetyGrid, SalFit, SourceTask, StopReason, TargetScaling, TaskData,
 };
 
 /// The safety function of the paper's Fig. 2 (two safe regions about 0.7 apart).
@@ -78,6 +78,7 @@ fn gp1d(two: bool, seed: u64) -> SafeBenchmark {
         }),
         n_query: 25,
         refit_every: 1,
+        sal_fit: SalFit::Simulator,
     }
 }
 

@@ -4,7 +4,8 @@ use faer::Mat;
 
 use crate::sequential::safe::suggest::{column_maps, join_bounds, BoundSpec, SafeSuggestOptions};
 use crate::sequential::safe::{
-    function_model, safe_suggest, Constraint, SafeError, SourceTask, TaskData, TransferMethod,
+    function_model, function_model_with, safe_suggest, sal_fit_options, Constraint, SafeError,
+    SalFit, SourceTask, TaskData, TransferMethod,
 };
 
 /// Twenty safe observations of the wiggly `y = 3 + a sin(40x)` (threshold 0 far below)
@@ -278,4 +279,47 @@ fn the_factory_refuses_sources_it_would_ignore_and_transfer_without_sources() {
         assert!(function_model(m, vec![source.clone()]).is_ok(), "{m:?}");
     }
     assert!(function_model(TransferMethod::None, Vec::new()).is_ok());
+}
+
+/// The authors' GEngine scripts fit SAL like the transfer models (5 restarts from noise std
+/// 0.1), their simulator scripts with 10 restarts from noise std 0.01; before this was
+/// per data set, SAL's GEngine runs used the simulator settings.
+#[test]
+fn sal_takes_the_fit_settings_of_its_data_set() {
+    let engine = sal_fit_options(SalFit::Engine);
+    assert_eq!(
+        (
+            engine.restarts,
+            engine.initial_noise_std,
+            engine.initial_lengthscale
+        ),
+        (5, 0.1, 0.2)
+    );
+    let simulator = sal_fit_options(SalFit::Simulator);
+    assert_eq!(
+        (simulator.restarts, simulator.initial_noise_std),
+        (10, 0.01)
+    );
+    // Before its first update a model reports its initial noise variance: the factory wired
+    // the settings through.
+    for (fit, noise) in [(SalFit::Simulator, 1e-4), (SalFit::Engine, 1e-2)] {
+        let m = function_model_with(TransferMethod::None, Vec::new(), None, fit).unwrap();
+        assert!((m.noise_variance() - noise).abs() < 1e-15, "{fit:?}");
+    }
+    // The data set decides only SAL's settings.
+    let source = SourceTask {
+        x: Mat::zeros(2, 1),
+        y: vec![0.0, 1.0],
+    };
+    for m in [TransferMethod::SourcePrior, TransferMethod::EfficientHgp] {
+        let a = function_model_with(m, vec![source.clone()], None, SalFit::Simulator).unwrap();
+        let b = function_model_with(m, vec![source.clone()], None, SalFit::Engine).unwrap();
+        assert_eq!(a.noise_variance(), b.noise_variance(), "{m:?}");
+    }
+    assert_eq!(
+        function_model(TransferMethod::None, Vec::new())
+            .unwrap()
+            .noise_variance(),
+        1e-4
+    );
 }
