@@ -18,7 +18,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde_json::json;
 use trustgp::kernels::{Kernel, ProductVariance};
 use trustgp::linalg::{Cholesky, Parallelism};
-use trustgp::selection::{KernelSpace, Structure, Vbks, VbksConfig, VbksMode};
+use trustgp::selection::{KernelSpace, Settle, Structure, Vbks, VbksConfig, VbksMode};
 
 use crate::figure::{panels_svg, Curve, Panel};
 
@@ -46,6 +46,19 @@ pub struct Args {
     /// Hyperparameters: point or full (a Gaussian q(θ) per kernel).
     #[arg(long, default_value = "point")]
     mode: String,
+    /// Settle over this final share of the iterations (learning rate decayed on a cosine to
+    /// `--lr-floor` times the base rate; iterate averaging with `--average`); off by default.
+    #[arg(long)]
+    settle: Option<f64>,
+    /// With `--settle`: the final learning rate as a multiple of the base rate.
+    #[arg(long, default_value_t = 0.01)]
+    lr_floor: f64,
+    /// With `--settle` (full mode): average each final-stretch stage's iterates.
+    #[arg(long)]
+    average: bool,
+    /// Full mode: θ-samples per training step.
+    #[arg(long, default_value_t = 1)]
+    theta_samples: usize,
     /// Only this true kernel (its index, 0 = per * lin * rq, 1 = (per + rq) * lin); both by
     /// default.
     #[arg(long)]
@@ -131,6 +144,12 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             checkpoints: a.checkpoints,
             seed: a.seed,
             mode,
+            settle: a.settle.map(|fraction| Settle {
+                fraction,
+                lr_floor: a.lr_floor,
+                average: a.average,
+            }),
+            theta_samples: a.theta_samples,
             ..VbksConfig::default()
         };
         let start = Instant::now();
@@ -146,6 +165,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
                 "data_fraction": c.data_fraction,
                 "q_true": q[truth],
                 "rank_true": rank,
+                "local_elbo_true": c.local_elbos[truth],
                 "top": order.iter().take(3).map(|&i| json!({
                     "kernel": space.kernels()[i].to_string(),
                     "q": q[i],
@@ -170,7 +190,8 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             "seconds": start.elapsed().as_secs_f64(),
             "settings": {"iterations": a.iterations, "checkpoints": a.checkpoints,
                           "inducing": a.inducing, "batch_size": a.batch_size, "seed": a.seed,
-                          "mode": a.mode},
+                          "mode": a.mode, "settle": a.settle, "lr_floor": a.lr_floor,
+                          "average": a.average, "theta_samples": a.theta_samples},
         });
         println!("{summary}");
         results.push(summary);

@@ -31,6 +31,8 @@ use crate::kernels::Kernel;
 use crate::models::svgp::{optimal_q_u, prior_factor, unwhitened_elbo, Batches, Svgp};
 use crate::models::ModelError;
 
+use super::settle::IterateMean;
+
 /// Mean `μ₀` of the prior on every log-hyperparameter.
 pub const THETA_PRIOR_MEAN: f64 = 0.0;
 /// Standard deviation `s₀` of the prior on every log-hyperparameter.
@@ -43,6 +45,23 @@ const CLAMP_SD: f64 = 6.0;
 const CLAMP_LOG: f64 = 30.0;
 /// The noise variance's floor `σ²_min` (standardised units).
 const NOISE_FLOOR: f64 = 1e-6;
+
+/// One stage of full-θ training ([`FullTheta::train_stage`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stage {
+    /// Adam steps.
+    pub steps: usize,
+    /// Adam's learning rate.
+    pub lr: f64,
+    /// Minibatch size (capped at `n`).
+    pub batch_size: usize,
+    /// Seeds of the minibatch sequence (shared by all kernels) and of the `θ`-draws.
+    pub seeds: (u64, u64),
+    /// `Some(s)`: return the mean of the iterates after step `s` instead of the last one.
+    pub average_from: Option<usize>,
+    /// `θ`-draws per step (`S_train`, spec §2.7; 1 by the spec's choice).
+    pub theta_samples: usize,
+}
 
 /// One kernel's variational state in full-θ mode: `q(u)`, `q(θ)` and the noise variance.
 #[derive(Clone, Debug)]
@@ -425,20 +444,52 @@ impl FullTheta {
 
     /// Trains for `steps` Adam steps at learning rate `lr` (fresh moments), one minibatch
     /// of `batch_size` rows (the seeded sequence of `batch_seed`, shared by all kernels) and
-    /// one `η` (from `eta_seed`) per step. The optimiser sees the estimate divided by `n`.
+    /// one `η` (from `eta_seed`) per step, returning the last iterate. The optimiser sees the
+    /// estimate divided by `n`. [`FullTheta::train_stage`] with the other options.
     ///
     /// # Errors
     /// As for [`FullTheta::estimate`]; the optimiser's errors (e.g. a non-finite estimate).
     pub fn train(
         &self,
-        (x, y): (MatRef<'_, f64>, &[f64]),
+        data: (MatRef<'_, f64>, &[f64]),
         steps: usize,
         lr: f64,
         batch_size: usize,
-        (batch_seed, eta_seed): (u64, u64),
+        seeds: (u64, u64),
     ) -> Result<FullTheta, ModelError> {
+        self.train_stage(
+            data,
+            &Stage {
+                steps,
+                lr,
+                batch_size,
+                seeds,
+                average_from: None,
+                theta_samples: 1,
+            },
+        )
+    }
+
+    /// Trains one stage as `stage` says: Adam (fresh moments) on the estimator of spec §2.7
+    /// with `theta_samples` draws of `θ` per step (their mean, on one shared minibatch), and
+    /// either the last iterate or, with `average_from = Some(s)`, the mean of the iterates
+    /// after step `s` (Polyak–Ruppert averaging, see `selection::settle`).
+    ///
+    /// # Errors
+    /// As for [`FullTheta::train`]; zero `theta_samples`.
+    pub fn train_stage(
+        &self,
+        (x, y): (MatRef<'_, f64>, &[f64]),
+        stage: &Stage,
+    ) -> Result<FullTheta, ModelError> {
+        if stage.theta_samples == 0 {
+            return Err(ModelError::Invalid(
+                "full-θ: expected at least one θ-sample per training step, got 0".into(),
+            ));
+        }
         let n = x.nrows();
-        let batch = batch_size.clamp(1, n.max(1));
+        let batch = stage.batch_size.clamp(1, n.max(1));
+        let (batch_seed, eta_seed) = stage.seeds;
         let mut batches = Batches::new(n, batch, batch_seed);
         let mut rng = StdRng::seed_from_u64(eta_seed);
         let x0 = self.pack();
@@ -447,20 +498,33 @@ impl FullTheta {
         *bounds.last_mut().expect("non-empty") = (NOISE_FLOOR.ln(), f64::INFINITY);
         let names: Vec<String> = (0..x0.len()).map(|i| format!("full-θ[{i}]")).collect();
         let p = self.n_theta();
+        let s = stage.theta_samples as f64;
+        // Adam evaluates every iterate once, x0 first, and only accepted points succeed, so
+        // the successful evaluations are the iterates in order.
+        let mut iterate = 0;
+        let mut mean = IterateMean::default();
         let objective = |params: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
             let model = self.unpack(params)?;
-            let eta: Vec<f64> = (0..p).map(|_| StandardNormal.sample(&mut rng)).collect();
             let rows = (batch < n).then(|| batches.next_batch());
-            let (value, grad) = model.estimate((x, y), rows, &eta, true)?;
-            let grad = grad.expect("gradient requested");
-            Ok((
-                value / n as f64,
-                grad.into_iter().map(|g| g / n as f64).collect(),
-            ))
+            let (mut value, mut grad) = (0.0, vec![0.0; params.len()]);
+            for _ in 0..stage.theta_samples {
+                let eta: Vec<f64> = (0..p).map(|_| StandardNormal.sample(&mut rng)).collect();
+                let (v, g) = model.estimate((x, y), rows, &eta, true)?;
+                value += v;
+                grad.iter_mut()
+                    .zip(g.expect("gradient requested"))
+                    .for_each(|(t, g)| *t += g);
+            }
+            if stage.average_from.is_some_and(|from| iterate > from) {
+                mean.add(params);
+            }
+            iterate += 1;
+            let scale = s * n as f64;
+            Ok((value / scale, grad.into_iter().map(|g| g / scale).collect()))
         };
-        let optimizer = Optimizer::adam_fixed_steps(steps, lr);
-        let (best, _) = maximize(objective, &x0, &bounds, &names, &optimizer, &mut |_, _| {})?;
-        self.unpack(&best)
+        let optimizer = Optimizer::adam_fixed_steps(stage.steps, stage.lr);
+        let (last, _) = maximize(objective, &x0, &bounds, &names, &optimizer, &mut |_, _| {})?;
+        self.unpack(&mean.mean().unwrap_or(last))
     }
 
     /// A copy whose `q(u)` is the exact maximiser of the local ELBO for this `q(θ)` and noise,

@@ -1,18 +1,19 @@
 //! Full-θ mode (module `full_theta`) against independent computations: `KL_θ` against the
 //! dense Gaussian KL, the estimator's gradient against central differences (fixed `η`, fixed
 //! minibatch), the limit `C_θ → 0` against point mode's objective (the whitened SVGP's ELBO),
-//! the one-sample estimator's mean against quadrature over `q(θ)`, and seeded training.
+//! the one-sample estimator's mean against quadrature over `q(θ)`, seeded training, the averaged
+//! iterate against the mean of shorter runs' last iterates, and more `θ`-draws per step.
 
 use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 
-use super::full_theta::{standard_normals, FullTheta, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
+use super::full_theta::{standard_normals, FullTheta, Stage, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
 use crate::kernels::Kernel;
 use crate::linalg::{Cholesky, Parallelism};
 use crate::means::Mean;
-use crate::models::svgp::{Svgp, SvgpLikelihood};
+use crate::models::svgp::{Batches, Svgp, SvgpLikelihood};
 
 /// `n` rows of a periodic-times-trend signal on [−3, 3] with a little noise.
 fn data(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {
@@ -262,5 +263,85 @@ fn optimal_q_u_is_a_stationary_point_of_the_sample_average() {
     assert!(
         value > before,
         "the optimum {value} is above the generic q(u)'s {before}"
+    );
+}
+
+fn stage(steps: usize, average_from: Option<usize>, theta_samples: usize) -> Stage {
+    Stage {
+        steps,
+        lr: 0.02,
+        batch_size: 16,
+        seeds: (1, 2),
+        average_from,
+        theta_samples,
+    }
+}
+
+#[test]
+fn averaged_iterate_is_the_mean_of_the_later_iterates() {
+    let (x, y) = data(60, 7);
+    let f = model(EXPR, 0.2, 5);
+    let data = (x.as_ref(), y.as_slice());
+    // A k-step run follows the first k steps of a longer one (same minibatches, same η, a
+    // constant rate), so its last iterate is the longer run's k-th: averaging from step 6 of
+    // 15 must give the mean of the 7- … 15-step runs' last iterates.
+    let averaged = f.train_stage(data, &stage(15, Some(6), 1)).unwrap().pack();
+    let mut mean = vec![0.0; averaged.len()];
+    for k in 7..=15 {
+        let last = f.train_stage(data, &stage(k, None, 1)).unwrap().pack();
+        mean.iter_mut().zip(last).for_each(|(m, v)| *m += v / 9.0);
+    }
+    for (j, (a, m)) in averaged.iter().zip(&mean).enumerate() {
+        assert!(
+            (a - m).abs() < 1e-12 * m.abs().max(1.0),
+            "entry {j}: {a} vs {m}"
+        );
+    }
+    // And it is not the last iterate.
+    assert_ne!(
+        averaged,
+        f.train_stage(data, &stage(15, None, 1)).unwrap().pack()
+    );
+    // `train` is the one-draw, last-iterate stage, bit for bit.
+    let plain = f.train(data, 15, 0.02, 16, (1, 2)).unwrap().pack();
+    assert_eq!(
+        plain,
+        f.train_stage(data, &stage(15, None, 1)).unwrap().pack()
+    );
+}
+
+#[test]
+fn several_theta_draws_per_step_ascend_their_mean_gradient() {
+    let (x, y) = data(60, 7);
+    let f = model(EXPR, 0.2, 5);
+    let data = (x.as_ref(), y.as_slice());
+    assert!(f.train_stage(data, &stage(5, None, 0)).is_err());
+    // Adam's first step is lr·ĝ/(|ĝ| + ε) per coordinate (bias-corrected moments are ĝ and
+    // ĝ²), ĝ the objective's gradient at the start: here the mean over 3 draws of η (the
+    // η-stream's first 3, in order) on the first minibatch, divided by n.
+    let (n, draws, lr) = (60.0, 3, 0.02);
+    let rows = Batches::new(60, 16, 1).next_batch().to_vec();
+    let mut rng = StdRng::seed_from_u64(2);
+    let mut g = vec![0.0; f.len()];
+    for _ in 0..draws {
+        let eta: Vec<f64> = (0..f.n_theta())
+            .map(|_| rng.sample(StandardNormal))
+            .collect();
+        let (_, gs) = f.estimate(data, Some(&rows), &eta, true).unwrap();
+        g.iter_mut().zip(gs.unwrap()).for_each(|(a, b)| *a += b);
+    }
+    let stepped = f.train_stage(data, &stage(1, None, draws)).unwrap().pack();
+    for (j, ((x1, x0), gj)) in stepped.iter().zip(f.pack()).zip(&g).enumerate() {
+        let gh = gj / (draws as f64 * n);
+        let expected = x0 + lr * gh / (gh.abs() + 1e-8);
+        assert!(
+            (x1 - expected).abs() < 1e-12 * expected.abs().max(1.0),
+            "entry {j}: {x1} vs {expected}"
+        );
+    }
+    // One draw's step differs (its gradient has other signs somewhere).
+    assert_ne!(
+        stepped,
+        f.train_stage(data, &stage(1, None, 1)).unwrap().pack()
     );
 }

@@ -9,6 +9,7 @@ mod full_theta;
 mod full_theta_tests;
 mod grammar;
 mod mixture;
+mod settle;
 mod space;
 mod vbks;
 
@@ -16,9 +17,10 @@ use thiserror::Error;
 
 pub use self::belief::{softmax, BeliefConfig, KernelBelief};
 pub use self::fitted::{KernelProbability, SelectedModel, LISTED_KERNELS};
-pub use self::full_theta::{FullTheta, THETA_INIT_SD, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
+pub use self::full_theta::{FullTheta, Stage, THETA_INIT_SD, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
 pub use self::grammar::Structure;
 pub use self::mixture::{mixture_moments, Component, Mixture};
+pub use self::settle::Settle;
 pub use self::space::{KernelSpace, BASES};
 pub use self::vbks::{random_baseline, Checkpoint, Vbks, VbksConfig, VbksMode};
 

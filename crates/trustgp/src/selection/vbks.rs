@@ -43,8 +43,9 @@ use crate::models::svgp::{one_thread, Svgp, SvgpConfig, SvgpLikelihood};
 use crate::models::ModelError;
 
 use super::belief::{BeliefConfig, KernelBelief};
-use super::full_theta::{standard_normals, FullTheta};
+use super::full_theta::{standard_normals, FullTheta, Stage};
 use super::mixture::{Component, Mixture};
+use super::settle::Settle;
 use super::space::KernelSpace;
 use super::SelectionError;
 
@@ -90,6 +91,12 @@ pub struct VbksConfig {
     /// Full-θ mode: hyperparameter samples `S_pred` of each kept kernel's predictive (default
     /// 256, spec §2.11); the model average holds one sparse GP per sample.
     pub predict_samples: usize,
+    /// How training settles over its last stretch: a decaying learning rate and (full-θ
+    /// mode) iterate averaging (default `None`: the spec's constant-rate Adam, §2.8; see
+    /// [`Settle`]).
+    pub settle: Option<Settle>,
+    /// Full-θ mode: `θ`-draws per training step, `S_train` (default 1, spec §2.7).
+    pub theta_samples: usize,
     /// The master seed: inducing inputs, minibatches, evaluation subset and `q(g)` have their
     /// own streams derived from it.
     pub seed: u64,
@@ -138,6 +145,8 @@ impl Default for VbksConfig {
             mode: VbksMode::Point,
             eval_samples: 16,
             predict_samples: 256,
+            settle: None,
+            theta_samples: 1,
             seed: 0,
         }
     }
@@ -247,6 +256,13 @@ impl Vbks {
             // cores are busy with kernels already, nested splitting only adds overhead.
             let busy = active.iter().filter(|a| **a).count() >= rayon::current_num_threads();
             let steps = end - done;
+            let lr = match &config.settle {
+                Some(s) => s.stage_lr(config.lr, (done, end), config.iterations),
+                None => config.lr,
+            };
+            let average_from = config
+                .settle
+                .and_then(|s| s.average_from((done, end), config.iterations));
             let batch_seed = stream(stream(config.seed, BATCH_STREAM), stage as u64);
             let start = Instant::now();
             match config.mode {
@@ -257,7 +273,7 @@ impl Vbks {
                         init: InducingInit::Given(z.clone()),
                         learn_inducing: false,
                         batch_size: config.batch_size,
-                        optimizer: Optimizer::adam_fixed_steps(steps, config.lr),
+                        optimizer: Optimizer::adam_fixed_steps(steps, lr),
                         natural_gradients: config.natural_gradients,
                         // One minibatch stream per stage, the same for every kernel.
                         seed: batch_seed,
@@ -310,12 +326,16 @@ impl Vbks {
                                         FullTheta::new(kernel, z.clone(), config.noise)?
                                     }
                                 };
-                                let trained = from.train(
+                                let trained = from.train_stage(
                                     (x, y),
-                                    steps,
-                                    config.lr,
-                                    config.batch_size,
-                                    (batch_seed, eta_seed),
+                                    &Stage {
+                                        steps,
+                                        lr,
+                                        batch_size: config.batch_size,
+                                        seeds: (batch_seed, eta_seed),
+                                        average_from,
+                                        theta_samples: config.theta_samples,
+                                    },
                                 )?;
                                 if !config.natural_gradients {
                                     return Ok(trained);
@@ -647,6 +667,19 @@ fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
              for prediction, got {} and {}",
             config.eval_samples, config.predict_samples
         ));
+    }
+    if config.mode == VbksMode::Full && config.theta_samples == 0 {
+        return bad("θ-samples per step: expected at least 1, got 0".into());
+    }
+    if let Some(s) = &config.settle {
+        s.validate().map_err(SelectionError::Invalid)?;
+        if s.average && config.mode == VbksMode::Point {
+            return bad(
+                "settle: iterate averaging needs full-θ mode (point mode's sparse GPs keep \
+                 their own optimiser state); use average = false with mode point"
+                    .into(),
+            );
+        }
     }
     if config.eval_size == 0 {
         return bad("evaluation subset: expected at least 1 row, got 0".into());
