@@ -87,6 +87,7 @@ pub(super) fn train(
     let mut q = (init.m_tilde.clone(), init.l_tilde.clone());
     let need = Need::Gradient {
         z: config.learn_inducing,
+        variational: !natural,
     };
     let objective = |p: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
         let mut state = layout.unpack(&init, p)?;
