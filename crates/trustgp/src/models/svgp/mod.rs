@@ -290,7 +290,9 @@ impl Svgp {
         };
         for start in (0..xs.nrows()).step_by(CHUNK) {
             let len = CHUNK.min(xs.nrows() - start);
-            let bm = self.whitened.marginals(&self.state, xs.subrows(start, len));
+            let bm = self
+                .whitened
+                .marginals_through_p(&self.state, xs.subrows(start, len));
             out.mean.extend(bm.mu);
             out.var.extend(bm.v);
         }
