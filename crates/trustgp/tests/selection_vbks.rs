@@ -618,3 +618,79 @@ fn full_theta_runs_are_seeded_and_kernels_train_independently() {
     assert_eq!(a.local_elbos()[1], c.local_elbos()[0]);
     assert_eq!(c.probabilities(), &[1.0]);
 }
+
+/// The timing protocol's schedule: a short first stage (`first_checkpoint`), the other
+/// checkpoints evenly spaced after it; pruning after it trains only the top kernels, whose
+/// first stage is exactly that of a run stopped there.
+#[test]
+fn first_checkpoint_sets_a_short_first_stage() {
+    let (x, y) = data(150, 5);
+    let space = KernelSpace::k12();
+    let config = VbksConfig {
+        first_checkpoint: Some(7),
+        prune_after: Some(1),
+        ..small_config()
+    };
+    let run = Vbks::fit(x.as_ref(), &y, &space, &config, &mut |_| {}).unwrap();
+    let ends: Vec<usize> = run.history().iter().map(|c| c.iteration).collect();
+    // 7, then 2 evenly spaced ends over (7, 60]: 7 + 53/2 (floored), 60.
+    assert_eq!(ends, vec![7, 33, 60]);
+    let first = Vbks::fit(
+        x.as_ref(),
+        &y,
+        &space,
+        &VbksConfig {
+            iterations: 7,
+            checkpoints: 1,
+            ..small_config()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(run.history()[0].local_elbos, first.history()[0].local_elbos);
+    for (bad, needle) in [
+        (Some(0), "first checkpoint"),
+        (Some(60), "first checkpoint"),
+    ] {
+        let err = Vbks::fit(
+            x.as_ref(),
+            &y,
+            &space,
+            &VbksConfig {
+                first_checkpoint: bad,
+                ..small_config()
+            },
+            &mut |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
+/// The closing natural-gradient pass of each stage on a row subset: all rows as the subset
+/// is exactly the default; fewer rows give another (finite) run; zero rows or full-θ mode are
+/// refused by name.
+#[test]
+fn final_q_rows_subsets_the_closing_pass() {
+    let (x, y) = data(150, 6);
+    let space = KernelSpace::parse("se; per; se + lin").unwrap();
+    let fit = |final_q_rows: Option<usize>, mode: VbksMode| {
+        let config = VbksConfig {
+            final_q_rows,
+            mode,
+            ..small_config()
+        };
+        Vbks::fit(x.as_ref(), &y, &space, &config, &mut |_| {})
+    };
+    let exact = fit(None, VbksMode::Point).unwrap();
+    let all = fit(Some(150), VbksMode::Point).unwrap();
+    assert_eq!(exact.local_elbos(), all.local_elbos());
+    let subset = fit(Some(40), VbksMode::Point).unwrap();
+    assert!(subset.local_elbos().iter().all(|v| v.is_finite()));
+    assert_ne!(subset.local_elbos(), exact.local_elbos());
+    let err = fit(Some(0), VbksMode::Point).unwrap_err().to_string();
+    assert!(err.contains("final q rows"), "{err}");
+    let err = fit(Some(40), VbksMode::Full).unwrap_err().to_string();
+    assert!(err.contains("final q rows"), "{err}");
+}

@@ -83,6 +83,17 @@ pub struct VbksConfig {
     /// as §2.12 says), so `q(g)` is still refitted over all `K`, and the cost of a later
     /// iteration is that of `top` kernels instead of `K`.
     pub prune_after: Option<usize>,
+    /// The iteration of the first checkpoint (default `None`: all `checkpoints` evenly
+    /// spaced). With `Some(t₁)` the first stage is `t₁` iterations and the remaining
+    /// `checkpoints − 1` are evenly spaced over the rest; with `prune_after = Some(1)` the
+    /// whole space trains for a short first stage and only the `top` kernels after it.
+    pub first_checkpoint: Option<usize>,
+    /// Point mode with natural gradients: the rows of the pass that ends each stage by setting
+    /// every `q(u_i)` to its optimum for the hyperparameters reached (default `None`: every
+    /// row, exact). `Some(r)`: a seeded uniform subset of `r` rows per stage, the same for all
+    /// kernels, scaled by `n/r` — that pass costs `M²` per row and kernel, as much as
+    /// `n/B` minibatch steps' worth of data products on a long series.
+    pub final_q_rows: Option<usize>,
     /// Point-estimate or full-θ hyperparameters (default point).
     pub mode: VbksMode,
     /// Full-θ mode: hyperparameter samples `S_eval` of every `L*_i` estimate (default 16; the
@@ -142,6 +153,8 @@ impl Default for VbksConfig {
             belief: BeliefConfig::default(),
             top: 10,
             prune_after: None,
+            first_checkpoint: None,
+            final_q_rows: None,
             mode: VbksMode::Point,
             eval_samples: 16,
             predict_samples: 256,
@@ -187,6 +200,7 @@ const THETA_STREAM: u64 = 6;
 const EVAL_THETA_STREAM: u64 = 7;
 const PREDICT_STREAM: u64 = 8;
 const Q_U_STREAM: u64 = 9;
+const FINAL_Q_STREAM: u64 = 10;
 
 /// Inputs closer to the origin than this are never inducing inputs (spec §7.3).
 const ORIGIN_GUARD: f64 = 1e-8;
@@ -240,7 +254,11 @@ impl Vbks {
         let mut belief = KernelBelief::prior(k);
         let mut history: Vec<Checkpoint> = Vec::new();
         let mut train_seconds = 0.0;
-        let stages = stage_ends(config.iterations, config.checkpoints);
+        let stages = stage_ends(
+            config.iterations,
+            config.checkpoints,
+            config.first_checkpoint,
+        );
         let mut done = 0;
         // Kernels still training (pruning freezes the others).
         let mut active = vec![true; k];
@@ -267,6 +285,8 @@ impl Vbks {
             let start = Instant::now();
             match config.mode {
                 VbksMode::Point => {
+                    let final_rows = final_q_rows(n, config, stage);
+                    let final_rows = final_rows.as_deref();
                     let svgp = SvgpConfig {
                         likelihood: SvgpLikelihood::Gaussian,
                         inducing: z.nrows(),
@@ -286,16 +306,16 @@ impl Vbks {
                             }
                             let mut quiet = |_: usize, _: f64| {};
                             let mut train = || match &models[i] {
-                                None => Svgp::fit(
-                                    x,
-                                    y,
+                                None => Svgp::fit_with(
+                                    (x, y),
                                     kernels[i].clone(),
                                     Mean::Zero,
                                     config.noise,
                                     &svgp,
+                                    final_rows,
                                     &mut quiet,
                                 ),
-                                Some(m) => m.refine(x, y, &svgp, &mut quiet),
+                                Some(m) => m.refine_with((x, y), &svgp, final_rows, &mut quiet),
                             };
                             if busy {
                                 one_thread(train)
@@ -687,6 +707,31 @@ fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
     if config.top == 0 {
         return bad("top: expected at least 1 kernel to average, got 0".into());
     }
+    if let Some(t1) = config.first_checkpoint {
+        if t1 == 0 || t1 >= config.iterations {
+            return bad(format!(
+                "first checkpoint: expected an iteration between 1 and the iterations - 1 ({}), \
+                 got {t1}",
+                config.iterations.saturating_sub(1)
+            ));
+        }
+        if config.checkpoints < 2 {
+            return bad(format!(
+                "first checkpoint: needs at least 2 checkpoints (the last ends the run), got {}",
+                config.checkpoints
+            ));
+        }
+    }
+    if config.final_q_rows == Some(0) {
+        return bad("final q rows: expected at least 1 row, got 0".into());
+    }
+    if config.final_q_rows.is_some() && config.mode == VbksMode::Full {
+        return bad(
+            "final q rows: only point mode ends its stages with a natural-gradient pass; \
+             full-θ mode's closing q(u) update reads every row"
+                .into(),
+        );
+    }
     if config.prune_after == Some(0) {
         return bad(
             "prune after: expected at least 1 checkpoint before pruning (q(k) must exist), \
@@ -702,12 +747,31 @@ fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
 }
 
 /// The iteration at which each stage ends: `checkpoints` evenly spaced ends, the last `T`
-/// (fewer when `T < checkpoints`).
-fn stage_ends(iterations: usize, checkpoints: usize) -> Vec<usize> {
-    let c = checkpoints.min(iterations);
-    let mut ends: Vec<usize> = (1..=c).map(|s| s * iterations / c).collect();
+/// (fewer when `T < checkpoints`); with a `first` checkpoint `t₁ < T`, `t₁` and then
+/// `checkpoints − 1` evenly spaced ends over `(t₁, T]`.
+fn stage_ends(iterations: usize, checkpoints: usize, first: Option<usize>) -> Vec<usize> {
+    let (start, c) = match first {
+        Some(t1) if checkpoints > 1 && t1 < iterations => (t1, checkpoints - 1),
+        _ => (0, checkpoints),
+    };
+    let rest = iterations - start;
+    let c = c.min(rest);
+    let mut ends: Vec<usize> = (start > 0).then_some(start).into_iter().collect();
+    ends.extend((1..=c).map(|s| start + s * rest / c));
     ends.dedup();
     ends
+}
+
+/// The rows of stage `stage`'s closing natural-gradient pass (`None`: all rows).
+fn final_q_rows(n: usize, config: &VbksConfig, stage: usize) -> Option<Vec<usize>> {
+    let r = config.final_q_rows?;
+    if r >= n {
+        return None;
+    }
+    let seed = stream(stream(config.seed, FINAL_Q_STREAM), stage as u64);
+    let mut rows = sample(&mut StdRng::seed_from_u64(seed), n, r).into_vec();
+    rows.sort_unstable();
+    Some(rows)
 }
 
 /// `m` inducing inputs drawn uniformly without replacement from the rows of `x` that are not

@@ -13,7 +13,7 @@
 //! (a function of a query batch's joint covariance enters the same way with a dense symmetric
 //! `Σ̄` in place of `D`, and `K̄_ff = Σ̄`: [`CovBar`]),
 //! and with `h = L⁻¹ w̄` and `G = L⁻¹ H L⁻ᵀ` (the statistics `Σ A g_μ`, `Σ A D Aᵀ` of
-//! `A = L⁻¹ K_uf`, never formed) the rest is `m × m` work once per evaluation:
+//! `A = L⁻¹ K_uf`) the rest is `m × m` work once per evaluation:
 //!
 //! ```text
 //! ∂/∂m̃ = h − m̃,      ∂/∂L̃ = tril(2 G L̃ − L̃) + diag(1/L̃_ii),
@@ -21,11 +21,16 @@
 //! K̄_uu = L⁻ᵀ sym(Φ(Lᵀ tril L̄)) L⁻¹   (Murray 2016; Φ = lower triangle, diagonal halved).
 //! ```
 //!
+//! A block of `b < m` rows (a minibatch) takes the whitened path of
+//! [`Whitened::marginals`]: it has `A` and adds `A D Aᵀ` to `G` and `(P K_uf) D Aᵀ` to
+//! `P H L⁻ᵀ` directly (`1.5 m² b`), so a minibatch evaluation does no `m × m × m` product
+//! for them; larger blocks accumulate `H` (`m² b / 2`) and pay the `m³` products once.
+//!
 //! The kernel contractions turn `K̄_uf`, `K̄_ff,diag` and `K̄_uu` into gradients in the
 //! log-hyperparameters and the inducing inputs. `h` and `G` are also exactly what a
 //! natural-gradient step needs (see [`natural`](super::natural)).
 
-use faer::linalg::matmul::triangular;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatRef};
 
 use super::state::{
@@ -52,18 +57,23 @@ pub(super) enum Need {
     Value,
     /// The value and the statistics `h` and `G` (enough for a natural-gradient step).
     Statistics,
-    /// Everything; the gradient in the inducing inputs only if `z`.
+    /// Everything; the gradient in the inducing inputs only if `z`, in `(m̃, L̃)` only if
+    /// `variational` (natural-gradient training moves them otherwise and skips the `m³`
+    /// product).
     Gradient {
         /// Whether to compute `∂/∂Z`.
         z: bool,
+        /// Whether to compute `∂/∂m̃` and `∂/∂L̃`.
+        variational: bool,
     },
 }
 
 /// The gradient of the ELBO in natural coordinates (`L̃` entries, not their logarithms).
 #[derive(Clone, Debug)]
 pub(super) struct Grad {
+    /// `∂/∂m̃` (empty unless requested).
     pub(super) m_tilde: Vec<f64>,
-    /// `∂/∂L̃_ij` for `i ≥ j` (zeros above the diagonal).
+    /// `∂/∂L̃_ij` for `i ≥ j` (zeros above the diagonal; 0×0 unless requested).
     pub(super) l_tilde: Mat<f64>,
     /// In the kernel's log-hyperparameters.
     pub(super) kernel: Vec<f64>,
@@ -125,7 +135,7 @@ pub(super) enum CovBar<'a> {
 
 impl CovBar<'_> {
     /// `A Σ̄` for an `m × b` matrix `A`.
-    fn right_multiply(&self, a: MatRef<'_, f64>) -> Mat<f64> {
+    pub(super) fn right_multiply(&self, a: MatRef<'_, f64>) -> Mat<f64> {
         match *self {
             CovBar::Diagonal(g) => Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)] * g[j]),
             CovBar::Full(s) => product(a, s),
@@ -204,8 +214,14 @@ struct Sums {
     value: f64,
     /// `w̄ = Σ K_uf g_μ`.
     w_bar: Vec<f64>,
-    /// `H = Σ K_uf D K_fu` (lower triangle).
+    /// `H = Σ K_uf D K_fu` over the large blocks (lower triangle).
     big_h: Mat<f64>,
+    /// Whether any block added to `H`.
+    h_used: bool,
+    /// `Σ A D Aᵀ` over the small blocks (lower triangle): their share of `G`.
+    g_small: Mat<f64>,
+    /// `Σ (P K_uf) D Aᵀ` over the small blocks: their share of `P H L⁻ᵀ`.
+    phl_small: Mat<f64>,
     grad: Grad,
 }
 
@@ -217,13 +233,17 @@ impl Sums {
             value: 0.0,
             w_bar: vec![0.0; m],
             big_h: Mat::zeros(m, m),
+            h_used: false,
+            g_small: Mat::zeros(m, m),
+            phl_small: Mat::zeros(m, m),
             grad: Grad {
                 m_tilde: Vec::new(),
                 l_tilde: Mat::zeros(0, 0),
                 kernel: vec![0.0; state.kernel.n_params()],
                 lik: vec![0.0; state.likelihood.n_params()],
                 mean: vec![0.0; state.mean.n_params()],
-                z: (need == Need::Gradient { z: true }).then(|| Mat::zeros(m, state.z.ncols())),
+                z: matches!(need, Need::Gradient { z: true, .. })
+                    .then(|| Mat::zeros(m, state.z.ncols())),
             },
         }
     }
@@ -278,28 +298,35 @@ impl Sums {
         g_mu: &[f64],
         cov_bar: CovBar<'_>,
     ) {
-        let (m, len) = (state.m(), g_mu.len());
+        let len = g_mu.len();
         for (i, wi) in self.w_bar.iter_mut().enumerate() {
             *wi += (0..len).map(|j| bm.kuf[(i, j)] * g_mu[j]).sum::<f64>();
         }
-        // H is symmetric: accumulate its lower triangle only (half the work).
-        let kd = cov_bar.right_multiply(bm.kuf.as_ref());
-        triangular::matmul(
-            self.big_h.as_mut(),
-            LOWER,
-            Accum::Add,
-            kd.as_ref(),
-            FULL,
-            bm.kuf.transpose(),
-            FULL,
-            1.0,
-            par_for(m * m * len / 2),
-        );
+        // Only the lower triangles of the symmetric accumulators are formed (half the work).
+        let pk_cov = match &bm.a {
+            None => {
+                let kd = cov_bar.right_multiply(bm.kuf.as_ref());
+                add_product(&mut self.big_h, LOWER, kd.as_ref(), bm.kuf.transpose());
+                self.h_used = true;
+                None
+            }
+            Some(a) => {
+                let ad = cov_bar.right_multiply(a.as_ref());
+                add_product(&mut self.g_small, LOWER, ad.as_ref(), a.transpose());
+                if self.need == Need::Statistics {
+                    return;
+                }
+                let pk_cov = cov_bar.right_multiply(bm.pk.as_ref());
+                add_product(&mut self.phl_small, FULL, pk_cov.as_ref(), a.transpose());
+                Some(pk_cov)
+            }
+        };
         if self.need == Need::Statistics {
             return;
         }
         let grad = &mut self.grad;
-        let kuf_bar = kuf_adjoint(w, bm, g_mu, cov_bar);
+        let pk_cov = pk_cov.unwrap_or_else(|| cov_bar.right_multiply(bm.pk.as_ref()));
+        let kuf_bar = kuf_adjoint(w, bm, g_mu, &pk_cov);
         let z = state.z.as_ref();
         let kernel = &state.kernel;
         kernel.grad_contract_cross(z, xb, kuf_bar.as_ref(), &mut grad.kernel);
@@ -324,41 +351,78 @@ impl Sums {
             };
         }
         let m = state.m();
-        mirror_lower(self.big_h.as_mut());
         let h: Vec<f64> = (0..m)
             .map(|i| (0..=i).map(|k| w.l_inv[(i, k)] * self.w_bar[k]).sum())
             .collect();
-        let hl = product_with(self.big_h.as_ref(), FULL, w.l_inv.transpose(), UPPER);
-        let g = product_with(w.l_inv.as_ref(), LOWER, hl.as_ref(), FULL);
-        let grad = matches!(self.need, Need::Gradient { .. }).then(|| {
-            finish_gradient(state, w, (&h, &g, &self.big_h), &mut self.grad);
-            self.grad
-        });
+        mirror_lower(self.g_small.as_mut());
+        let mut g = self.g_small;
+        // The large blocks' share: G += L⁻¹ H L⁻ᵀ, P H L⁻ᵀ += P H L⁻ᵀ.
+        let mut phl = self.phl_small;
+        if self.h_used {
+            mirror_lower(self.big_h.as_mut());
+            let hl = product_with(self.big_h.as_ref(), FULL, w.l_inv.transpose(), UPPER);
+            g += product_with(w.l_inv.as_ref(), LOWER, hl.as_ref(), FULL);
+            if matches!(self.need, Need::Gradient { .. }) {
+                let ph = product(w.p(state).as_ref(), self.big_h.as_ref());
+                phl += product_with(ph.as_ref(), FULL, w.l_inv.transpose(), UPPER);
+            }
+        }
+        let grad = match self.need {
+            Need::Gradient { variational, .. } => {
+                finish_gradient(state, w, (&h, &g, &phl), variational, &mut self.grad);
+                Some(self.grad)
+            }
+            _ => None,
+        };
         Elbo { value, h, g, grad }
     }
 }
 
-/// Adds the KL term and the paths through `K_uu` (the factor `L` of the whitening) to `grad`.
+/// `dst (its `part`) += lhs · rhs`.
+fn add_product(
+    dst: &mut Mat<f64>,
+    part: BlockStructure,
+    lhs: MatRef<'_, f64>,
+    rhs: MatRef<'_, f64>,
+) {
+    let flops = lhs.nrows() * lhs.ncols() * rhs.ncols();
+    let flops = if part == LOWER { flops / 2 } else { flops };
+    triangular::matmul(
+        dst.as_mut(),
+        part,
+        Accum::Add,
+        lhs,
+        FULL,
+        rhs,
+        FULL,
+        1.0,
+        par_for(flops),
+    );
+}
+
+/// Adds the KL term and the paths through `K_uu` (the factor `L` of the whitening) to `grad`,
+/// given `h`, `G` and `P H L⁻ᵀ`; the gradient in `(m̃, L̃)` only if `variational`.
 fn finish_gradient(
     state: &State,
     w: &Whitened,
-    (h, g, big_h): (&[f64], &Mat<f64>, &Mat<f64>),
+    (h, g, phl): (&[f64], &Mat<f64>, &Mat<f64>),
+    variational: bool,
     grad: &mut Grad,
 ) {
     let m = state.m();
-    let lt = state.l_tilde.as_ref();
-    grad.m_tilde = h.iter().zip(&state.m_tilde).map(|(a, b)| a - b).collect();
-    let gl = product_with(g.as_ref(), FULL, lt, LOWER);
-    grad.l_tilde = Mat::from_fn(m, m, |i, j| {
-        let diag = if i == j { 1.0 / lt[(i, i)] } else { 0.0 };
-        if i >= j {
-            2.0 * gl[(i, j)] - lt[(i, j)] + diag
-        } else {
-            0.0
-        }
-    });
-    let ph = product(w.p.as_ref(), big_h.as_ref());
-    let phl = product_with(ph.as_ref(), FULL, w.l_inv.transpose(), UPPER);
+    if variational {
+        let lt = state.l_tilde.as_ref();
+        grad.m_tilde = h.iter().zip(&state.m_tilde).map(|(a, b)| a - b).collect();
+        let gl = product_with(g.as_ref(), FULL, lt, LOWER);
+        grad.l_tilde = Mat::from_fn(m, m, |i, j| {
+            let diag = if i == j { 1.0 / lt[(i, i)] } else { 0.0 };
+            if i >= j {
+                2.0 * gl[(i, j)] - lt[(i, j)] + diag
+            } else {
+                0.0
+            }
+        });
+    }
     let l_bar = Mat::from_fn(m, m, |i, j| {
         if i >= j {
             -w.w_tilde[i] * h[j] - 2.0 * phl[(i, j)]
@@ -377,14 +441,13 @@ fn finish_gradient(
 }
 
 /// `K̄_uf = w̃ g_μᵀ + 2 P K_uf Σ̄`: the adjoint of the cross-covariances of rows whose
-/// predictive has adjoints `g_μ`, `Σ̄` (symmetric).
+/// predictive has adjoints `g_μ`, `Σ̄` (symmetric), given `pk_cov = P K_uf Σ̄`.
 pub(super) fn kuf_adjoint(
     w: &Whitened,
     bm: &BlockMarginals,
     g_mu: &[f64],
-    cov_bar: CovBar<'_>,
+    pk_cov: &Mat<f64>,
 ) -> Mat<f64> {
-    let pk_cov = cov_bar.right_multiply(bm.pk.as_ref());
     Mat::from_fn(bm.kuf.nrows(), g_mu.len(), |i, j| {
         w.w_tilde[i] * g_mu[j] + 2.0 * pk_cov[(i, j)]
     })

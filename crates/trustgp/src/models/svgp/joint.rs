@@ -166,7 +166,10 @@ impl Svgp {
             mean_bar: &mb,
             cov_bar: CovBar::Full(cb.as_ref()),
         };
-        let need = Need::Gradient { z: learn_inducing };
+        let need = Need::Gradient {
+            z: learn_inducing,
+            variational: true,
+        };
         let elbo = evaluate_seeded(state, w, x, y, Rows::All, need, Some(seed))?;
         let grad = elbo
             .grad
@@ -181,7 +184,7 @@ impl Svgp {
         // The query rows' gradient of the unweighted function: through k(Z, x_t), k(x_t, x_u)
         // and m(x_t).
         let cov_bar = CovBar::Full(cov_bar.as_ref());
-        let kuf_bar = kuf_adjoint(w, &bm, &mean_bar, cov_bar);
+        let kuf_bar = kuf_adjoint(w, &bm, &mean_bar, &cov_bar.right_multiply(bm.pk.as_ref()));
         let mut inputs = state
             .kernel
             .grad_inputs_cross(xq, state.z.as_ref(), kuf_bar.transpose())

@@ -143,6 +143,22 @@ impl Svgp {
         config: &SvgpConfig,
         observe: &mut dyn FnMut(usize, f64),
     ) -> Result<Svgp, ModelError> {
+        Svgp::fit_with((x, y), kernel, mean, noise, config, None, observe)
+    }
+
+    /// [`Svgp::fit`] whose closing natural-gradient pass (which sets `q` to its optimum for
+    /// the final hyperparameters) reads only the rows `final_rows`, scaled by `n/|rows|`
+    /// (`None`: every row). Kernel selection on long series uses it: that pass costs
+    /// `m² n` per model.
+    pub(crate) fn fit_with(
+        (x, y): (MatRef<'_, f64>, &[f64]),
+        kernel: Kernel,
+        mean: Mean,
+        noise: f64,
+        config: &SvgpConfig,
+        final_rows: Option<&[usize]>,
+        observe: &mut dyn FnMut(usize, f64),
+    ) -> Result<Svgp, ModelError> {
         check_training_data(x, y)?;
         if config.batch_size == 0 {
             return Err(ModelError::Invalid(
@@ -168,7 +184,7 @@ impl Svgp {
             l_tilde: Mat::identity(m, m),
         };
         init.validate()?;
-        let (state, report) = train::train(x, y, init, config, observe)?;
+        let (state, report) = train::train(x, y, init, config, final_rows, observe)?;
         Ok(Svgp {
             whitened: Whitened::new(&state)?,
             state,
@@ -190,6 +206,18 @@ impl Svgp {
         config: &SvgpConfig,
         observe: &mut dyn FnMut(usize, f64),
     ) -> Result<Svgp, ModelError> {
+        self.refine_with((x, y), config, None, observe)
+    }
+
+    /// [`Svgp::refine`] with the closing natural-gradient pass on `final_rows` only (see
+    /// [`Svgp::fit_with`]).
+    pub(crate) fn refine_with(
+        &self,
+        (x, y): (MatRef<'_, f64>, &[f64]),
+        config: &SvgpConfig,
+        final_rows: Option<&[usize]>,
+        observe: &mut dyn FnMut(usize, f64),
+    ) -> Result<Svgp, ModelError> {
         check_training_data(x, y)?;
         self.check_width(x)?;
         if config.batch_size == 0 {
@@ -197,7 +225,7 @@ impl Svgp {
                 "the minibatch size must be at least 1".into(),
             ));
         }
-        let (state, report) = train::train(x, y, self.state.clone(), config, observe)?;
+        let (state, report) = train::train(x, y, self.state.clone(), config, final_rows, observe)?;
         Ok(Svgp {
             whitened: Whitened::new(&state)?,
             state,
@@ -262,7 +290,9 @@ impl Svgp {
         };
         for start in (0..xs.nrows()).step_by(CHUNK) {
             let len = CHUNK.min(xs.nrows() - start);
-            let bm = self.whitened.marginals(&self.state, xs.subrows(start, len));
+            let bm = self
+                .whitened
+                .marginals_through_p(&self.state, xs.subrows(start, len));
             out.mean.extend(bm.mu);
             out.var.extend(bm.v);
         }

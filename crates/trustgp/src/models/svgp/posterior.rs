@@ -20,7 +20,7 @@ impl LinearGaussianForm for Svgp {
             &self.whitened.w_tilde,
             vec![Term::Dense {
                 sign: -1.0,
-                a: self.whitened.p.as_ref(),
+                a: self.whitened.p(&self.state).as_ref(),
             }],
         )
     }

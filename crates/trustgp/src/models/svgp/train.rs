@@ -12,7 +12,8 @@
 //!   hyperparameters; every evaluation is followed by a natural-gradient step on `(m̃, S̃)`
 //!   from the same minibatch statistics (step 1 on the full batch, [`MINIBATCH_STEP`]
 //!   otherwise), and after training `q` is set to its exact optimum for the final
-//!   hyperparameters by one more pass over the data, which removes the minibatch noise from it.
+//!   hyperparameters by one more pass over the data, which removes the minibatch noise from it
+//!   (kernel selection on long series may make that pass read a random subset of rows).
 
 use faer::MatRef;
 use rand::rngs::StdRng;
@@ -59,12 +60,15 @@ impl Batches {
     }
 }
 
-/// Trains `init` on `(x, y)`; returns the final state and the optimiser's report.
+/// Trains `init` on `(x, y)`; returns the final state and the optimiser's report. With natural
+/// gradients the closing pass that sets `q` to its optimum reads `final_rows` (scaled by
+/// `n/|rows|`, an unbiased estimate of the data term) or, for `None`, every row.
 pub(super) fn train(
     x: MatRef<'_, f64>,
     y: &[f64],
     init: State,
     config: &SvgpConfig,
+    final_rows: Option<&[usize]>,
     observe: &mut dyn FnMut(usize, f64),
 ) -> Result<(State, FitReport), ModelError> {
     let n = x.nrows();
@@ -87,6 +91,7 @@ pub(super) fn train(
     let mut q = (init.m_tilde.clone(), init.l_tilde.clone());
     let need = Need::Gradient {
         z: config.learn_inducing,
+        variational: !natural,
     };
     let objective = |p: &[f64]| -> Result<(f64, Vec<f64>), ModelError> {
         let mut state = layout.unpack(&init, p)?;
@@ -121,7 +126,8 @@ pub(super) fn train(
     if natural {
         (state.m_tilde, state.l_tilde) = q;
         let w = Whitened::new(&state)?;
-        let stats = evaluate(&state, &w, x, y, Rows::All, Need::Statistics)?;
+        let rows = final_rows.map_or(Rows::All, Rows::Batch);
+        let stats = evaluate(&state, &w, x, y, rows, Need::Statistics)?;
         (state.m_tilde, state.l_tilde) = natural_step(&state, &stats, 1.0)?;
     }
     Ok((state, report))

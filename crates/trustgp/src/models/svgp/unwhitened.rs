@@ -114,7 +114,10 @@ pub(crate) fn unwhitened_elbo(
     let (state, w) = whiten(kernel, noise, z, m, c)?;
     let rows = rows.map_or(Rows::All, Rows::Batch);
     let need = if gradient {
-        Need::Gradient { z: false }
+        Need::Gradient {
+            z: false,
+            variational: true,
+        }
     } else {
         Need::Value
     };

@@ -208,6 +208,11 @@ fn kl_and_marginals_match_the_unwhitened_dense_forms() {
         );
     }
     assert!((svgp.predictive_noise() - 0.1 * 5.0 / 3.0).abs() < 1e-15);
+    // A block of fewer rows than inducing points takes the whitened path (P K_uf from
+    // A = L⁻¹ K_uf, no P): the same marginals.
+    let few = svgp.predict(xs.subrows(0, 5));
+    assert!(max_rel(&few.mean, &got.mean[..5]) < 1e-10);
+    assert!(max_rel(&few.var, &got.var[..5]) < 1e-10);
 }
 
 /// The average of the minibatch estimates over one shuffled epoch of equal batches is the

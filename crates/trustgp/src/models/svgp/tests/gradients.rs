@@ -2,7 +2,7 @@
 //! `m̃`, `L̃` (log diagonal), the hyperparameters of a composite ARD kernel, the likelihood's
 //! parameters, the mean's, and the inducing inputs.
 
-use faer::MatRef;
+use faer::{Mat, MatRef};
 
 use super::super::elbo::{evaluate, Need, Rows};
 use super::super::layout::Layout;
@@ -19,7 +19,18 @@ fn check(state: &State, x: MatRef<'_, f64>, y: &[f64], rows: Rows<'_>) {
     let layout = Layout::new(state, true, true);
     let p0 = layout.pack(state).unwrap();
     let w = Whitened::new(state).unwrap();
-    let elbo = evaluate(state, &w, x, y, rows, Need::Gradient { z: true }).unwrap();
+    let elbo = evaluate(
+        state,
+        &w,
+        x,
+        y,
+        rows,
+        Need::Gradient {
+            z: true,
+            variational: true,
+        },
+    )
+    .unwrap();
     assert!((elbo.value - value(state, x, y, rows)).abs() < 1e-12 * elbo.value.abs());
     let grad = layout.pack_grad(state, elbo.grad.as_ref().unwrap());
     assert_eq!(grad.len(), p0.len());
@@ -89,4 +100,58 @@ fn student_t_gradient_matches_central_differences() {
         ..s
     };
     check(&linear, x.as_ref(), &y, Rows::Batch(&batch));
+}
+
+/// A minibatch of fewer rows than inducing points takes the whitened path (the `m × m`
+/// statistics accumulated from `A = L⁻¹ K_uf`); its gradient matches central differences too.
+#[test]
+fn small_batch_gradient_matches_central_differences() {
+    let (x, y) = data(30, 0.3, 31);
+    let s = state(
+        SvgpLikelihood::Gaussian,
+        vec![0.2],
+        Mean::Constant { c: 0.1 },
+        12,
+        32,
+    );
+    let batch: Vec<usize> = vec![3, 17, 8, 25, 0, 11, 29];
+    check(&s, x.as_ref(), &y, Rows::Batch(&batch));
+}
+
+/// The whitened path (blocks of `b < m` rows) and the `P` path (larger blocks) give the same
+/// value, statistics and gradient: the rows `x₇` stacked twice, all 14 as one block (`P`
+/// path), against the first 7 as a minibatch scaled by 14/7 (whitened path) — both are
+/// `2·(data term of x₇) − KL`.
+#[test]
+fn whitened_and_p_paths_agree() {
+    let (x7, y7) = data(7, 0.3, 33);
+    let x = Mat::from_fn(14, 2, |i, c| x7[(i % 7, c)]);
+    let y: Vec<f64> = (0..14).map(|i| y7[i % 7]).collect();
+    for (lik, params) in [
+        (SvgpLikelihood::Gaussian, vec![0.2]),
+        (SvgpLikelihood::StudentT, vec![4.0, 0.1]),
+    ] {
+        let s = state(lik, params, Mean::Constant { c: 0.1 }, 12, 34);
+        let w = Whitened::new(&s).unwrap();
+        let need = Need::Gradient {
+            z: true,
+            variational: true,
+        };
+        let batch: Vec<usize> = (0..7).collect();
+        let small = evaluate(&s, &w, x.as_ref(), &y, Rows::Batch(&batch), need).unwrap();
+        let w = Whitened::new(&s).unwrap();
+        let large = evaluate(&s, &w, x.as_ref(), &y, Rows::All, need).unwrap();
+        assert!((small.value - large.value).abs() < 1e-10 * large.value.abs());
+        assert!(max_rel(&small.h, &large.h) < 1e-10);
+        let flat = |a: &Mat<f64>| {
+            (0..a.ncols())
+                .flat_map(|j| a.col(j).iter().copied().collect::<Vec<_>>())
+                .collect::<Vec<f64>>()
+        };
+        assert!(max_rel(&flat(&small.g), &flat(&large.g)) < 1e-10);
+        let layout = Layout::new(&s, true, true);
+        let gs = layout.pack_grad(&s, small.grad.as_ref().unwrap());
+        let gl = layout.pack_grad(&s, large.grad.as_ref().unwrap());
+        assert!(max_rel(&gs, &gl) < 1e-10, "{lik:?}");
+    }
 }

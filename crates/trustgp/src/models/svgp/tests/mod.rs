@@ -4,6 +4,7 @@
 mod bound;
 mod gradients;
 mod joint;
+mod natural;
 mod threads;
 mod training;
 mod unwhitened;
