@@ -1,6 +1,7 @@
 //! VBKS's final-stretch settling (issue 25, `selection::Settle`): on noise-free data a
-//! constant-rate Adam leaves the local ELBO estimates `L*` jittering between checkpoints; a
-//! decaying rate with iterate averaging ends higher and steadier. Numbers measured here.
+//! constant-rate Adam leaves the local ELBO estimates `L*` wherever the jittering iterate
+//! happens to be at the last checkpoint; a decaying rate with iterate averaging ends higher and
+//! steadier across seeds. Numbers measured here.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -41,59 +42,71 @@ fn config(settle: Option<Settle>) -> VbksConfig {
     }
 }
 
-/// The local ELBOs of the last `last` checkpoints of a one-kernel run.
-fn trace(c: &VbksConfig, last: usize) -> Vec<f64> {
+/// The final local ELBO `L*` of a one-kernel run.
+fn final_elbo(c: &VbksConfig) -> f64 {
     let (x, y) = noise_free(150, 11);
     let space = KernelSpace::parse("per * lin").unwrap();
     let run = Vbks::fit(x.as_ref(), &y, &space, c, &mut |_| {}).unwrap();
-    let h = run.history();
-    h[h.len() - last..]
-        .iter()
-        .map(|c| c.local_elbos[0])
-        .collect()
+    run.history().last().unwrap().local_elbos[0]
 }
 
-fn max_jump(v: &[f64]) -> f64 {
-    v.windows(2)
-        .map(|w| (w[1] - w[0]).abs())
-        .fold(0.0, f64::max)
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
 }
 
+fn spread(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// Over six seeds (the property, not one trajectory: a change of rounding reshuffles each
+/// run's iterates), the settled run's final `L*` is higher and far steadier than the
+/// constant rate's, and decay without averaging is not enough.
 #[test]
 fn settling_ends_higher_and_steadier_than_constant_rate_adam() {
-    let constant = trace(&config(None), 6);
-    let settled_cfg = config(Some(Settle {
-        fraction: 0.3,
-        ..Settle::default()
-    }));
-    let settled = trace(&settled_cfg, 6);
-    let decay_only = trace(
-        &config(Some(Settle {
+    let settle = |average| {
+        Some(Settle {
             fraction: 0.3,
-            average: false,
+            average,
             ..Settle::default()
-        })),
-        6,
-    );
-    // Measured (seed 3): the last six L* of the constant rate jump by up to 15.0 nats between
-    // checkpoints and end at −206.2; decay alone jumps by up to 5.9; decay with averaging by
-    // up to 1.6 and ends at −202.8.
-    let (jc, js, jd) = (
-        max_jump(&constant),
-        max_jump(&settled),
-        max_jump(&decay_only),
-    );
-    assert!(jc > 10.0, "constant-rate jumps {constant:?}");
-    assert!(js < 3.0 && js < jc / 4.0, "settled jumps {settled:?}");
-    assert!(jd < jc / 2.0, "decay-only jumps {decay_only:?}");
+        })
+    };
+    let finals = |s: Option<Settle>| -> Vec<f64> {
+        (0..6)
+            .map(|seed| final_elbo(&VbksConfig { seed, ..config(s) }))
+            .collect()
+    };
+    let constant = finals(None);
+    let settled = finals(settle(true));
+    let decay_only = finals(settle(false));
+    // Measured (seeds 0–5): settled −204.5, −204.2, −202.5, −204.8, −206.3, −207.7 (spread
+    // 5.3 nats); constant −205.1, −213.6, −203.7, −210.7, −213.5, −984.1 (the iterate sat at
+    // a bad point at its last checkpoint); decay alone −510.3, −207.5, −345.5, −203.2,
+    // −206.7, −205.6 (it freezes wherever the decay found the iterate). With the rounding of
+    // the dense SVGP step (before the whitened small-batch path) the same seeds gave settled
+    // spread 11.2 and medians −206.5 vs −209.1: hence the margins below.
+    assert!(spread(&settled) < 20.0, "settled {settled:?}");
     assert!(
-        settled[5] > constant[5] + 2.0,
+        median(&settled) > median(&constant) + 1.0,
         "{settled:?} vs {constant:?}"
     );
-    // Averaging makes the estimates steadier than decay alone.
-    assert!(js < jd, "{settled:?} vs {decay_only:?}");
+    let worst = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        worst(&settled) > worst(&constant),
+        "{settled:?} vs {constant:?}"
+    );
+    assert!(
+        spread(&settled) < spread(&decay_only),
+        "{settled:?} vs {decay_only:?}"
+    );
     // Seeded: the same settings give the same bits.
-    assert_eq!(trace(&settled_cfg, 6), settled);
+    let c = VbksConfig {
+        seed: 4,
+        ..config(settle(true))
+    };
+    assert_eq!(final_elbo(&c), settled[4]);
 }
 
 #[test]
