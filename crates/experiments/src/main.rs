@@ -9,6 +9,7 @@ mod adversarial_fig3;
 mod adversarial_fig4;
 mod adversarial_fig5;
 mod adversarial_fig6;
+mod adversarial_gpml;
 mod bench_exact;
 mod bench_gpc;
 mod bench_robust;

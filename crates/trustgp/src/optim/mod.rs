@@ -4,13 +4,17 @@
 //!   evaluations are expensive (one Cholesky each), so it is tuned for few evaluations: a
 //!   strong-Wolfe line search with interpolation that usually accepts the first trial step.
 //! * [`minimize_adam`] — Adam with projection onto the box, for stochastic objectives.
+//! * [`minimize_cg`] — the GPML toolbox's conjugate gradients (`minimize.m`) for a budget of
+//!   evaluations, to reproduce truncated GPML fits ([`minimize_cg_budgets`]: several budgets
+//!   from one run).
 //!
-//! Both take an [`Objective`], which closures `FnMut(&[f64]) -> Result<(f64, Vec<f64>), E>`
+//! All take an [`Objective`], which closures `FnMut(&[f64]) -> Result<(f64, Vec<f64>), E>`
 //! implement. A failed evaluation (an `Err`, or a non-finite value or gradient) marks the point
 //! as infeasible: the optimisers back off from it and never accept it.
 
 mod adam;
 mod bounds;
+mod conjugate;
 mod error;
 mod lbfgs;
 mod line_search;
@@ -23,6 +27,7 @@ mod result;
 mod tests;
 
 pub use adam::{minimize_adam, AdamOptions};
+pub use conjugate::{minimize_cg, minimize_cg_budgets};
 pub use error::OptimError;
 pub use lbfgs::{minimize_lbfgsb, LbfgsOptions};
 pub use objective::{CurvedEvaluation, Objective, StopWhen, WithCurvature};
