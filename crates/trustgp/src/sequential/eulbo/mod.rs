@@ -24,14 +24,20 @@
 //!    log-hyperparameters, `log σ²`, the mean if trained and the block actions, at fixed `x`)
 //!    then a **query step** (Adam, `query_lr`, on `x` at the new model), each gradient's norm
 //!    clipped at `clip` separately and `x` projected onto the box after every step; the run
-//!    ends when the epoch's objective has failed to improve on the best so far `patience`
-//!    times in all (not necessarily in a row);
+//!    ends when the epoch's objective has failed to improve on the best epoch so far
+//!    `patience` times in all (not necessarily in a row), the first epoch counting as an
+//!    improvement;
 //! 3. a numerical failure (a factorisation error, or a non-finite value or gradient) restores
 //!    the model and `x0`, divides both learning rates by 10 and starts again, at most
 //!    `max_restores` times; when every try fails, the starting model and `x0` are returned.
 //!
-//! The result is the best `(model, x)` seen, so its objective is never below that of the
-//! starting model at `x0`. Everything is deterministic (full-batch ELBO, Gauss–Hermite
+//! The result is the `(model, x)` of the last epoch (`rcagp.md` §3.5 step 9, as the reference
+//! code): the start is restored only after numerical failures, never because its objective
+//! is higher. A surrogate fitted to its ELBO optimum (SVGP with its thousand-odd variational
+//! parameters) loses ELBO to Adam's first steps, which move every parameter by about
+//! `model_lr` whatever its gradient, far more than the query steps gain in utility; keeping
+//! the best of the start and the epochs then returned `x0` every time (issue 22, see
+//! `docs/decisions.md`). Everything is deterministic (full-batch ELBO, Gauss–Hermite
 //! expectation or seeded quasi-random base samples): the same inputs give the same result bit
 //! for bit.
 //!
@@ -62,6 +68,8 @@ mod adam;
 #[cfg(test)]
 mod batch_tests;
 mod cagp;
+#[cfg(test)]
+mod converged_tests;
 mod objective;
 mod sparse;
 mod svgp;
@@ -155,8 +163,8 @@ pub struct EulboOptions {
     pub warm_start_epochs: usize,
     /// Most joint epochs (30).
     pub max_epochs: usize,
-    /// Joint epochs without improvement of the best objective, counted cumulatively, that end
-    /// the run (3).
+    /// Joint epochs without improvement of the best epoch objective, counted cumulatively,
+    /// that end the run (3).
     pub patience: usize,
     /// Most restarts after numerical failures, each with both learning rates divided by 10 (8).
     pub max_restores: usize,
@@ -207,11 +215,12 @@ pub struct EulboEpoch {
 /// What [`optimize`] found.
 #[derive(Clone, Debug)]
 pub struct EulboResult<M> {
-    /// The query point, or the batch row after row (`q·d` values): the best objective's.
+    /// The query point, or the batch row after row (`q·d` values), after the last epoch.
     pub x: Vec<f64>,
-    /// The model at the best objective.
+    /// The model after the last epoch.
     pub model: M,
-    /// The best objective.
+    /// The objective after the last epoch (it may be below [`EulboResult::start_objective`]:
+    /// see the module notes).
     pub objective: f64,
     /// The objective of the starting model at `x0`.
     pub start_objective: f64,
@@ -226,8 +235,8 @@ pub struct EulboResult<M> {
     pub failed: bool,
 }
 
-/// The best point of a try.
-struct Best {
+/// Where a try ended: the model, the query and the objective after its last epoch.
+struct Reached {
     objective: f64,
     v: Vec<f64>,
     x: Vec<f64>,
@@ -235,7 +244,7 @@ struct Best {
 
 /// A try that ran to the end, or the numerical failure that stopped it.
 enum Try {
-    Done(Best, Vec<EulboEpoch>),
+    Done(Reached, Vec<EulboEpoch>),
     Failed,
 }
 
@@ -267,14 +276,9 @@ impl<M: EulboModel> Problem<'_, M> {
     }
 
     /// One try from `(v0, x0)` with learning rates `lr = (model, query)`.
-    fn run(&self, v0: &[f64], x0: &[f64], start: &Evaluation, lr: (f64, f64)) -> Try {
+    fn run(&self, v0: &[f64], x0: &[f64], lr: (f64, f64)) -> Try {
         let opts = self.opts;
         let (mut v, mut x) = (v0.to_vec(), x0.to_vec());
-        let mut best = Best {
-            objective: start.objective,
-            v: v.clone(),
-            x: x.clone(),
-        };
         let mut model_adam = Adam::new(v.len(), lr.0, opts.clip);
         let mut query_adam = Adam::new(x.len(), lr.1, opts.clip);
         // Warm start: the loss is −s·ELBO.
@@ -288,14 +292,14 @@ impl<M: EulboModel> Problem<'_, M> {
         let Some(mut ev) = self.eval(&v, &x, true) else {
             return Try::Failed;
         };
-        if ev.objective > best.objective {
-            best = Best {
-                objective: ev.objective,
-                v: v.clone(),
-                x: x.clone(),
-            };
-        }
         let mut trace = Vec::new();
+        // Patience counts epochs that fail to beat the best epoch of this loop (the first
+        // always does). The start does not compete: a model at its ELBO optimum loses more
+        // ELBO to Adam's first steps (each parameter moves by about the learning rate) than
+        // the query steps gain in utility (an SVGP surrogate on Hartmann6: −28.7 nats on the
+        // first step, about +0.005 per epoch), so comparing with the start would stop the
+        // loop at once and return `x0` every time (issue 22).
+        let mut best = f64::NEG_INFINITY;
         let mut failures = 0;
         for _ in 0..opts.max_epochs {
             let loss_grad: Vec<f64> = ev.d_parameters.iter().map(|g| -g).collect();
@@ -314,12 +318,8 @@ impl<M: EulboModel> Problem<'_, M> {
                 elbo: ev.elbo,
                 utility: ev.utility,
             });
-            if ev.objective > best.objective {
-                best = Best {
-                    objective: ev.objective,
-                    v: v.clone(),
-                    x: x.clone(),
-                };
+            if ev.objective > best {
+                best = ev.objective;
             } else {
                 failures += 1;
                 if failures >= opts.patience {
@@ -327,7 +327,14 @@ impl<M: EulboModel> Problem<'_, M> {
                 }
             }
         }
-        Try::Done(best, trace)
+        Try::Done(
+            Reached {
+                objective: ev.objective,
+                v,
+                x,
+            },
+            trace,
+        )
     }
 }
 
@@ -453,11 +460,11 @@ pub fn optimize<M: EulboModel>(
     let mut lr = (opts.model_lr, opts.query_lr);
     let mut restores = 0;
     loop {
-        if let Try::Done(best, trace) = problem.run(&v0, &x0, &start, lr) {
+        if let Try::Done(end, trace) = problem.run(&v0, &x0, lr) {
             return Ok(EulboResult {
-                model: model.with_parameters(&best.v, opts.learn)?,
-                x: best.x,
-                objective: best.objective,
+                model: model.with_parameters(&end.v, opts.learn)?,
+                x: end.x,
+                objective: end.objective,
                 start_objective: start.objective,
                 trace,
                 restores,

@@ -1,8 +1,9 @@
 //! EULBO: the objective's gradient in the model parameters and the query point against central
 //! finite differences (CaGP and RCaGP with block and inducing-point actions, RCSVGP and SGPR,
 //! both ELBO scales); the
-//! loop's guarantees (never worse than the start, query in the box, deterministic); the
-//! restore-on-failure path on a model that fails past a known parameter value.
+//! loop from models away from their ELBO optimum (improves on the start, query in the box,
+//! deterministic); the restore-on-failure path on a model that fails past a known parameter
+//! value. A model at its optimum: `converged_tests`.
 
 use faer::{Mat, MatRef};
 use rand::rngs::StdRng;
