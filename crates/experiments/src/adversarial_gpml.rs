@@ -62,13 +62,16 @@ pub fn to_gpml_gradient(g: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// An objective's value and gradient, or why it could not be evaluated.
+type ValueGradient = Result<(f64, Vec<f64>), String>;
+
 /// The negated approximate log marginal likelihood of `inference` (`laplace` or `ep`, probit)
 /// and its gradient in GPML's coordinates, warm-starting every evaluation from the last.
 pub fn negative_evidence<'a>(
     x: faer::MatRef<'a, f64>,
     y: &'a [f64],
     inference: &'a str,
-) -> Result<impl FnMut(&[f64]) -> Result<(f64, Vec<f64>), String> + 'a, BoxError> {
+) -> Result<impl FnMut(&[f64]) -> ValueGradient + 'a, BoxError> {
     if !matches!(inference, "laplace" | "ep") {
         return Err(format!("inference must be laplace or ep, not '{inference}'").into());
     }
