@@ -10,7 +10,7 @@
 //! no restarts). Scores on the future rows, in the data's units: RMSE and the mean Gaussian
 //! NLPD of a new observation (the mixture's first two moments for VBKS). One JSON line per
 //! series and space is appended to `forecast.jsonl` in `--out`, a Markdown row printed, and
-//! `--plot NAME` draws that series' forecasts to `forecast_<NAME>_<label>.svg`.
+//! `--plot NAME` draws that series' forecasts to `forecast_<NAME>_<space>_<label>.svg`.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -250,11 +250,24 @@ fn run_series(
             ],
         };
         std::fs::write(
-            a.out.join(format!("forecast_{}_{label}.svg", s.name)),
+            a.out.join(format!(
+                "forecast_{}_{}_{label}.svg",
+                s.name,
+                space_tag(&a.kernels)
+            )),
             panels_svg(&[panel]),
         )?;
     }
     Ok((record, row))
+}
+
+/// The space's name in file names: `k12`, `k144`, or `list` for a list of expressions.
+fn space_tag(kernels: &str) -> &str {
+    match kernels.trim() {
+        "k12" | "K12" => "k12",
+        "k144" | "K144" => "k144",
+        _ => "list",
+    }
 }
 
 /// Run the experiment.
