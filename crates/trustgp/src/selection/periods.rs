@@ -87,7 +87,7 @@ pub fn dominant_periods(x: &[f64], y: &[f64], count: usize) -> Vec<f64> {
             (a.min(v), b.max(v))
         });
     let span = hi - lo;
-    if !(span > 0.0) {
+    if span <= 0.0 {
         return Vec::new();
     }
     let bins = n.min(MAX_BINS);
@@ -275,9 +275,9 @@ mod tests {
             // The DFT of x + iy is DFT(x) + i·DFT(y).
             let (xr, xi) = dft(&x);
             let (yr, yi) = dft(&y);
-            for k in 0..n {
-                assert!((re[k] - (xr[k] - yi[k])).abs() < 1e-11, "n {n} k {k}");
-                assert!((im[k] - (xi[k] + yr[k])).abs() < 1e-11, "n {n} k {k}");
+            for (k, (a, b)) in re.iter().zip(&im).enumerate() {
+                assert!((a - (xr[k] - yi[k])).abs() < 1e-11, "n {n} k {k}");
+                assert!((b - (xi[k] + yr[k])).abs() < 1e-11, "n {n} k {k}");
             }
         }
     }
@@ -292,8 +292,8 @@ mod tests {
         let mut padded = v.clone();
         padded.resize(32, 0.0);
         let (r, i) = dft(&padded);
-        for k in 0..32 {
-            assert!((p[k] - (r[k] * r[k] + i[k] * i[k])).abs() < 1e-10);
+        for (k, pk) in p.iter().enumerate() {
+            assert!((pk - (r[k] * r[k] + i[k] * i[k])).abs() < 1e-10, "k {k}");
         }
     }
 
