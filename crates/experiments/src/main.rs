@@ -29,6 +29,8 @@ mod safe_tables;
 mod safe_transfer;
 mod scale_models;
 mod table1;
+mod vbks_forecast;
+mod vbks_forecast_data;
 mod vbks_real;
 mod vbks_real_data;
 mod vbks_synthetic;
@@ -76,6 +78,8 @@ enum Command {
     Imputation(mo_figures::ImputationArgs),
     /// MO-RCGP paper Figure 1: Navitoclax dose-response of two cell lines.
     Navitoclax(mo_figures::NavitoclaxArgs),
+    /// VBKS forecasts of unseen series (80 % past → 20 % future) against the GP with const * se.
+    VbksForecast(vbks_forecast::Args),
     /// VBKS paper Tables 2–3: VBKS vs VBKS-s vs Random on Swissgrid or the Intel lab.
     VbksReal(vbks_real::Args),
     /// VBKS paper Fig. 2: the true kernel's posterior probability against the data used.
@@ -108,6 +112,7 @@ fn main() {
         Command::FlashCrash(a) => flash_crash::run(&a),
         Command::Imputation(a) => mo_figures::imputation(&a),
         Command::Navitoclax(a) => mo_figures::navitoclax(&a),
+        Command::VbksForecast(a) => vbks_forecast::run(&a),
         Command::VbksReal(a) => vbks_real::run(&a),
         Command::VbksSynthetic(a) => vbks_synthetic::run(&a),
         Command::VbksTiming(a) => vbks_timing::run(&a),

@@ -9,8 +9,8 @@ use trustgp::models::inducing::InducingInit;
 use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use trustgp::posterior::Marginals;
 use trustgp::selection::{
-    mixture_moments, random_baseline, BeliefConfig, KernelBelief, KernelSpace, Structure, Vbks,
-    VbksConfig, VbksMode,
+    initial_periods, mixture_moments, random_baseline, BeliefConfig, KernelBelief, KernelSpace,
+    PeriodInit, Structure, Vbks, VbksConfig, VbksMode,
 };
 use trustgp::{fit::Optimizer, means::Mean, Mat};
 
@@ -302,10 +302,14 @@ fn one_candidate_is_exactly_that_kernels_svgp() {
     let run = Vbks::fit(x.as_ref(), &y, &space, &config, &mut |_| {}).unwrap();
     assert_eq!(run.probabilities(), &[1.0]);
     let model = run.models()[0].as_ref().unwrap();
+    // The kernel as VBKS starts it: its PER factor at the series' periodogram peak.
+    let periods = initial_periods(PeriodInit::Data, x.as_ref(), &y, 1);
     let direct = Svgp::fit(
         x.as_ref(),
         &y,
-        space.kernels()[0].instantiate(1).unwrap(),
+        space.kernels()[0]
+            .instantiate_with_periods(1, &periods)
+            .unwrap(),
         Mean::Zero,
         0.1,
         &SvgpConfig {

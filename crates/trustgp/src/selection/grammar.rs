@@ -159,33 +159,70 @@ impl Structure {
     /// # Errors
     /// [`SelectionError::Invalid`] if `d` is 0.
     pub fn instantiate(&self, d: usize) -> Result<Kernel, SelectionError> {
+        self.instantiate_with_periods(d, &[])
+    }
+
+    /// [`Structure::instantiate`], but the `j`-th PER occurrence (in the order of the
+    /// canonical expression) starts at period `periods[j]`, and at the spec's 1 where the
+    /// list is shorter (VBKS's data-driven periods, [`dominant_periods`]).
+    ///
+    /// # Errors
+    /// [`SelectionError::Invalid`] if `d` is 0; [`SelectionError::Kernel`] for a period that
+    /// is not a positive finite number.
+    ///
+    /// [`dominant_periods`]: super::dominant_periods
+    pub fn instantiate_with_periods(
+        &self,
+        d: usize,
+        periods: &[f64],
+    ) -> Result<Kernel, SelectionError> {
         if d == 0 {
             return Err(SelectionError::Invalid(
                 "kernels need at least one input column".into(),
             ));
         }
+        self.build(d, &mut periods.iter().copied())
+    }
+
+    fn build(
+        &self,
+        d: usize,
+        periods: &mut dyn Iterator<Item = f64>,
+    ) -> Result<Kernel, SelectionError> {
         let kernel = match self {
             Structure::Base(kind) => {
-                Kernel::Base(
-                    base_at_init(*kind, d).map_err(|source| SelectionError::Kernel {
-                        expr: self.to_string(),
-                        source,
-                    })?,
-                )
+                let mut base = base_at_init(*kind, d);
+                if *kind == BaseKind::Per {
+                    if let Some(p) = periods.next() {
+                        base = base.and_then(|b| b.with_period(p));
+                    }
+                }
+                Kernel::Base(base.map_err(|source| SelectionError::Kernel {
+                    expr: self.to_string(),
+                    source,
+                })?)
             }
             Structure::Sum(t) => Kernel::sum(
                 t.iter()
-                    .map(|c| c.instantiate(d))
+                    .map(|c| c.build(d, periods))
                     .collect::<Result<_, _>>()?,
             ),
             Structure::Product(f) => Kernel::product_with(
                 f.iter()
-                    .map(|c| c.instantiate(d))
+                    .map(|c| c.build(d, periods))
                     .collect::<Result<_, _>>()?,
                 ProductVariance::EveryFactor,
             ),
         };
         Ok(kernel)
+    }
+
+    /// Number of PER occurrences.
+    pub fn period_count(&self) -> usize {
+        match self {
+            Structure::Base(k) => usize::from(*k == BaseKind::Per),
+            Structure::Sum(c) | Structure::Product(c) => c.iter().map(Self::period_count).sum(),
+        }
     }
 }
 

@@ -24,6 +24,9 @@
 //! Memory is `O(K·M²)` (each candidate's `M×M` factors), never `O(n²)`; the cost of an
 //! iteration does not depend on `n`. Candidates are trained in parallel (rayon), each
 //! deterministically, so a seeded run gives bit-identical results whatever the threads.
+//! Each PER factor starts at a period read off the training series' periodogram
+//! ([`PeriodInit::Data`], a choice beside the spec's `p = 1`; see `periods`): the ELBO is
+//! multimodal in the period, and from 1 a short cycle is never found.
 //! A kernel whose `K_ZZ` cannot be factorised even with the largest jitter is excluded
 //! (`L*_i = −∞`, `q(k_i) = 0`; spec §7.2) and its error recorded.
 
@@ -45,6 +48,7 @@ use crate::models::ModelError;
 use super::belief::{BeliefConfig, KernelBelief};
 use super::full_theta::{standard_normals, FullTheta, Stage};
 use super::mixture::{Component, Mixture};
+use super::periods::{initial_periods, PeriodInit};
 use super::settle::Settle;
 use super::space::KernelSpace;
 use super::SelectionError;
@@ -108,6 +112,10 @@ pub struct VbksConfig {
     pub settle: Option<Settle>,
     /// Full-θ mode: `θ`-draws per training step, `S_train` (default 1, spec §2.7).
     pub theta_samples: usize,
+    /// How each PER factor's period starts (default [`PeriodInit::Data`]: the training
+    /// series' periodogram peaks when there is one input column; [`PeriodInit::Unit`] is the
+    /// spec's 1, §3.6).
+    pub period_init: PeriodInit,
     /// The master seed: inducing inputs, minibatches, evaluation subset and `q(g)` have their
     /// own streams derived from it.
     pub seed: u64,
@@ -160,6 +168,7 @@ impl Default for VbksConfig {
             predict_samples: 256,
             settle: None,
             theta_samples: 1,
+            period_init: PeriodInit::Data,
             seed: 0,
         }
     }
@@ -243,10 +252,14 @@ impl Vbks {
         let z = inducing_inputs(x, config.inducing, config.seed)?;
         let eval = eval_rows(n, config.eval_size, config.seed);
         let k = space.len();
+        // The same periods for every kernel: its j-th PER factor starts at the j-th peak, so a
+        // kernel starts alike in any candidate space (spec T3).
+        let most = space.kernels().iter().map(|s| s.period_count()).max();
+        let periods = initial_periods(config.period_init, x, y, most.unwrap_or(0));
         let kernels = space
             .kernels()
             .iter()
-            .map(|s| s.instantiate(x.ncols()))
+            .map(|s| s.instantiate_with_periods(x.ncols(), &periods))
             .collect::<Result<Vec<_>, _>>()?;
         let mut models: Vec<Option<Svgp>> = vec![None; k];
         let mut full: Vec<Option<FullTheta>> = vec![None; k];
