@@ -1,7 +1,9 @@
 //! `experiments vbks-real`: the VBKS paper's real-world comparison (spec `vbks.md` §6.2,
 //! Tables 2–3) at a reduced size: per run (seed r) VBKS in point mode, its single best kernel
-//! (VBKS-s) and the Random baseline (one kernel of the space drawn with the seed, trained
-//! alone), each scored by test RMSE in the data's units, with wall-clock times.
+//! (VBKS-s), the Random baseline (one kernel of the space drawn with the seed, trained alone)
+//! and the BO baseline (Bayesian optimisation over the kernels, Malkomes et al. 2016: `--bo-budget`
+//! single-kernel evidences, the first `--bo-initial` at random), each scored by test RMSE in the
+//! data's units, with wall-clock times.
 //!
 //! Protocols (see [`crate::vbks_real_data`]): Swissgrid, `--test-points` random test rows per
 //! run, the rest trains; IEQ, the provided 3-day/2-day files, the same split in every run (the
@@ -17,7 +19,9 @@ use faer::Mat;
 use serde_json::json;
 use trustgp::data::metrics::rmse;
 use trustgp::data::Standardizer;
-use trustgp::selection::{random_baseline, KernelSpace, Mixture, Vbks, VbksConfig, VbksMode};
+use trustgp::selection::{
+    random_baseline, KernelBo, KernelBoConfig, KernelSpace, Mixture, Vbks, VbksConfig, VbksMode,
+};
 
 use crate::figure::{panels_svg, Curve, Panel};
 use crate::vbks_real_data::{ieq, swissgrid, RealSplit};
@@ -56,6 +60,18 @@ pub struct Args {
     /// of this comma-separated list (e.g. "100,200,400,600").
     #[arg(long)]
     curve: Option<String>,
+    /// BO baseline: evidence evaluations per run (at most the number of kernels).
+    #[arg(long, default_value_t = 6)]
+    bo_budget: usize,
+    /// BO baseline: of these, the first ones drawn at random.
+    #[arg(long, default_value_t = 3)]
+    bo_initial: usize,
+    /// BO baseline: rows of the subset the kernel distances are computed on.
+    #[arg(long, default_value_t = 200)]
+    bo_subset: usize,
+    /// BO baseline: hyperprior draws averaged in each kernel distance.
+    #[arg(long, default_value_t = 4)]
+    bo_draws: usize,
     /// Output directory.
     #[arg(long, default_value = "results/vbks")]
     out: PathBuf,
@@ -96,7 +112,7 @@ fn test_rmse(model: &Mixture, d: &Scaled) -> Result<f64, BoxError> {
     Ok(rmse(&d.y_test, &mean)?)
 }
 
-/// One comparison: test RMSEs of VBKS, VBKS-s and Random with their training times.
+/// One comparison: test RMSEs of VBKS, VBKS-s, Random and BO with their training times.
 struct Outcome {
     vbks: f64,
     single: f64,
@@ -104,6 +120,11 @@ struct Outcome {
     random_kernel: usize,
     vbks_seconds: f64,
     random_seconds: f64,
+    bo: f64,
+    bo_kernel: usize,
+    bo_seconds: f64,
+    /// BO's evaluations: (kernel, evidence), in order.
+    bo_steps: Vec<(usize, f64)>,
     top: Vec<(usize, f64)>,
 }
 
@@ -116,6 +137,12 @@ impl Outcome {
             "random_kernel": space.kernels()[self.random_kernel].to_string(),
             "vbks_seconds": self.vbks_seconds,
             "random_seconds": self.random_seconds,
+            "rmse_bo": self.bo,
+            "bo_kernel": space.kernels()[self.bo_kernel].to_string(),
+            "bo_seconds": self.bo_seconds,
+            "bo_evaluations": self.bo_steps.iter().map(|&(i, e)| json!({
+                "kernel": space.kernels()[i].to_string(), "evidence": e,
+            })).collect::<Vec<_>>(),
             "top": self.top.iter().take(5).map(|&(i, w)| json!({
                 "kernel": space.kernels()[i].to_string(), "weight": w,
             })).collect::<Vec<_>>(),
@@ -123,14 +150,30 @@ impl Outcome {
     }
 }
 
-/// Fits VBKS and the Random baseline with `config` on `d` and scores all three predictors.
-fn compare(d: &Scaled, space: &KernelSpace, config: &VbksConfig) -> Result<Outcome, BoxError> {
+/// Fits VBKS and the Random and BO baselines with `config` on `d` and scores all four
+/// predictors.
+fn compare(
+    d: &Scaled,
+    space: &KernelSpace,
+    config: &VbksConfig,
+    bo: &KernelBoConfig,
+) -> Result<Outcome, BoxError> {
     let start = Instant::now();
     let run = Vbks::fit(d.x_train.as_ref(), &d.y_train, space, config, &mut |_| {})?;
     let vbks_seconds = start.elapsed().as_secs_f64();
     let start = Instant::now();
     let (random_kernel, baseline) = random_baseline(d.x_train.as_ref(), &d.y_train, space, config)?;
     let random_seconds = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let bo_run = KernelBo::fit(
+        d.x_train.as_ref(),
+        &d.y_train,
+        space,
+        config,
+        bo,
+        &mut |_| {},
+    )?;
+    let bo_seconds = start.elapsed().as_secs_f64();
     let (top, weights) = run.top();
     Ok(Outcome {
         vbks: test_rmse(&run.mixture()?, d)?,
@@ -139,6 +182,14 @@ fn compare(d: &Scaled, space: &KernelSpace, config: &VbksConfig) -> Result<Outco
         random_kernel,
         vbks_seconds,
         random_seconds,
+        bo: test_rmse(&bo_run.model()?, d)?,
+        bo_kernel: bo_run.selected(),
+        bo_seconds,
+        bo_steps: bo_run
+            .steps()
+            .iter()
+            .map(|s| (s.kernel, s.evidence))
+            .collect(),
         top: top.iter().copied().zip(weights.iter().copied()).collect(),
     })
 }
@@ -152,6 +203,7 @@ fn curve(
     d: &Scaled,
     list: &str,
     config: &dyn Fn(u64, usize) -> VbksConfig,
+    bo: &KernelBoConfig,
 ) -> Result<(), BoxError> {
     let counts = list
         .split(',')
@@ -165,7 +217,7 @@ fn curve(
         .collect::<Result<Vec<usize>, String>>()?;
     let mut points = Vec::new();
     for &t in &counts {
-        let o = compare(d, space, &config(0, t))?;
+        let o = compare(d, space, &config(0, t), bo)?;
         let mut record = o.to_json(space);
         record["iterations"] = json!(t);
         println!("{record}");
@@ -194,6 +246,7 @@ fn curve(
             line("VBKS", "#1f77b4", &|o| (o.vbks_seconds, o.vbks)),
             line("VBKS-s", "#ff7f0e", &|o| (o.vbks_seconds, o.single)),
             line("Random", "#2ca02c", &|o| (o.random_seconds, o.random)),
+            line("BO", "#d62728", &|o| (o.bo_seconds, o.bo)),
         ],
     };
     std::fs::write(a.out.join(format!("{stem}.svg")), panels_svg(&[panel]))?;
@@ -233,15 +286,22 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
         mode: VbksMode::Point,
         ..VbksConfig::default()
     };
+    let bo = KernelBoConfig {
+        budget: a.bo_budget,
+        initial: a.bo_initial,
+        subset: a.bo_subset,
+        draws: a.bo_draws,
+    };
     if let Some(list) = &a.curve {
-        return curve(a, &space, &scale(&load(0)?)?, list, &config);
+        return curve(a, &space, &scale(&load(0)?)?, list, &config, &bo);
     }
     let mut records = Vec::new();
-    let (mut vbks_r, mut single_r, mut random_r) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut vbks_r, mut single_r, mut random_r, mut bo_r) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for r in 0..a.runs {
         let seed = r as u64;
         let d = scale(&load(seed)?)?;
-        let o = compare(&d, &space, &config(seed, a.iterations))?;
+        let o = compare(&d, &space, &config(seed, a.iterations), &bo)?;
         let mut record = o.to_json(&space);
         record["run"] = json!(r + 1);
         record["seed"] = json!(seed);
@@ -252,6 +312,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
         vbks_r.push(o.vbks);
         single_r.push(o.single);
         random_r.push(o.random);
+        bo_r.push(o.bo);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let wins = vbks_r.iter().zip(&single_r).filter(|(v, s)| v < s).count();
@@ -261,11 +322,14 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
         "mean_vbks": mean(&vbks_r),
         "mean_vbks_s": mean(&single_r),
         "mean_random": mean(&random_r),
+        "mean_bo": mean(&bo_r),
         "vbks_below_vbks_s": wins,
         "vbks_mean_below_random_mean": mean(&vbks_r) < mean(&random_r),
         "settings": {"kernels": a.kernels, "inducing": a.inducing, "iterations": a.iterations,
                       "batch_size": a.batch_size, "checkpoints": a.checkpoints,
-                      "test_points": a.test_points, "mode": "point"},
+                      "test_points": a.test_points, "mode": "point",
+                      "bo_budget": a.bo_budget, "bo_initial": a.bo_initial,
+                      "bo_subset": a.bo_subset, "bo_draws": a.bo_draws},
     });
     println!("{summary}");
     let stem = format!("real_{}", a.dataset);
@@ -288,6 +352,7 @@ pub fn run(a: &Args) -> Result<(), BoxError> {
             curve("VBKS", "#1f77b4", &vbks_r),
             curve("VBKS-s", "#ff7f0e", &single_r),
             curve("Random", "#2ca02c", &random_r),
+            curve("BO", "#d62728", &bo_r),
         ],
     };
     std::fs::write(a.out.join(format!("{stem}.svg")), panels_svg(&[panel]))?;

@@ -1,6 +1,7 @@
 //! Kernel selection: the kernel grammar and candidate spaces (`K144`, `K12`, user lists), and
 //! VBKS — variational Bayesian kernel selection over per-kernel sparse GPs, with a posterior
-//! over kernels and Bayesian model averaging over the most probable ones (spec `vbks.md`).
+//! over kernels and Bayesian model averaging over the most probable ones (spec `vbks.md`); and
+//! its baselines: VBKS-s, Random, and BO over kernels ([`KernelBo`], Malkomes et al. 2016).
 
 mod belief;
 mod fitted;
@@ -8,6 +9,10 @@ mod full_theta;
 #[cfg(test)]
 mod full_theta_tests;
 mod grammar;
+mod hellinger;
+mod kernel_bo;
+mod kernel_distance;
+mod kernel_surrogate;
 mod mixture;
 mod periods;
 mod settle;
@@ -20,6 +25,10 @@ pub use self::belief::{softmax, BeliefConfig, KernelBelief};
 pub use self::fitted::{KernelProbability, SelectedModel, LISTED_KERNELS};
 pub use self::full_theta::{FullTheta, Stage, THETA_INIT_SD, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
 pub use self::grammar::Structure;
+pub use self::hellinger::Gaussian;
+pub use self::kernel_bo::{BoStep, KernelBo, KernelBoConfig};
+pub use self::kernel_distance::kernel_distances;
+pub use self::kernel_surrogate::KernelGp;
 pub use self::mixture::{mixture_moments, Component, Mixture};
 pub use self::periods::{dominant_periods, initial_periods, PeriodInit};
 pub use self::settle::Settle;

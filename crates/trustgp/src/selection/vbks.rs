@@ -39,6 +39,7 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use crate::fit::Optimizer;
+use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::checks::check_training_data;
 use crate::models::inducing::InducingInit;
@@ -192,7 +193,7 @@ pub struct Checkpoint {
 }
 
 /// Independent streams of the master seed (spec §7.11).
-fn stream(seed: u64, tag: u64) -> u64 {
+pub(super) fn stream(seed: u64, tag: u64) -> u64 {
     // SplitMix64's finaliser: distinct tags give unrelated seeds.
     let mut z = seed ^ tag.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -210,6 +211,12 @@ const EVAL_THETA_STREAM: u64 = 7;
 const PREDICT_STREAM: u64 = 8;
 const Q_U_STREAM: u64 = 9;
 const FINAL_Q_STREAM: u64 = 10;
+/// The BO baseline's initial designs and fallback draws (`kernel_bo`).
+pub(super) const BO_DESIGN_STREAM: u64 = 11;
+/// The BO baseline's 200-row subset of the kernel distances.
+pub(super) const BO_SUBSET_STREAM: u64 = 12;
+/// The BO baseline's hyperparameter draws of the kernel distances.
+pub(super) const BO_THETA_STREAM: u64 = 13;
 
 /// Inputs closer to the origin than this are never inducing inputs (spec §7.3).
 const ORIGIN_GUARD: f64 = 1e-8;
@@ -252,15 +259,7 @@ impl Vbks {
         let z = inducing_inputs(x, config.inducing, config.seed)?;
         let eval = eval_rows(n, config.eval_size, config.seed);
         let k = space.len();
-        // The same periods for every kernel: its j-th PER factor starts at the j-th peak, so a
-        // kernel starts alike in any candidate space (spec T3).
-        let most = space.kernels().iter().map(|s| s.period_count()).max();
-        let periods = initial_periods(config.period_init, x, y, most.unwrap_or(0));
-        let kernels = space
-            .kernels()
-            .iter()
-            .map(|s| s.instantiate_with_periods(x.ncols(), &periods))
-            .collect::<Result<Vec<_>, _>>()?;
+        let kernels = initial_kernels(space, x, y, config.period_init)?;
         let mut models: Vec<Option<Svgp>> = vec![None; k];
         let mut full: Vec<Option<FullTheta>> = vec![None; k];
         let mut failures: Vec<Option<String>> = vec![None; k];
@@ -593,6 +592,24 @@ fn kernel_tag(space: &KernelSpace, i: usize) -> u64 {
         })
 }
 
+/// Every kernel of `space` at VBKS's initial hyperparameters on inputs `x` (n×d): the same
+/// periods for every kernel, its j-th PER factor starting at the j-th peak of the series
+/// `(x, y)` ([`initial_periods`]), so a kernel starts alike in any candidate space (spec T3).
+pub(super) fn initial_kernels(
+    space: &KernelSpace,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    period_init: PeriodInit,
+) -> Result<Vec<Kernel>, SelectionError> {
+    let most = space.kernels().iter().map(|s| s.period_count()).max();
+    let periods = initial_periods(period_init, x, y, most.unwrap_or(0));
+    space
+        .kernels()
+        .iter()
+        .map(|s| s.instantiate_with_periods(x.ncols(), &periods))
+        .collect()
+}
+
 /// Moves each trained kernel's result into its slot; a kernel's numerical failure excludes it
 /// (recorded in `failures`), any other error ends the run. Inactive or failed kernels are
 /// skipped.
@@ -665,7 +682,7 @@ pub fn random_baseline(
     Ok((i, run))
 }
 
-fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
+pub(super) fn check_config(config: &VbksConfig, n: usize) -> Result<(), SelectionError> {
     let bad = |what: String| Err(SelectionError::Invalid(what));
     if config.inducing == 0 || config.inducing > n {
         return bad(format!(
