@@ -497,9 +497,8 @@ fn vbks_output_from(o: OutputRecord, d: usize) -> Result<OutputGp, ModelError> {
         )));
     }
     if let Some(search) = record.period_init.as_ref().and_then(|p| p.search.as_ref()) {
-        let peaks = search.peaks.iter().chain(&search.rejected);
+        let mut peaks = search.peaks.iter().chain(&search.rejected);
         if let Some(p) = peaks
-            .into_iter()
             .find(|p| !(p.period.is_finite() && p.period > 0.0 && (0.0..=1.0).contains(&p.p_value)))
         {
             return Err(ModelError::Invalid(format!(

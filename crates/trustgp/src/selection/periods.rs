@@ -210,7 +210,7 @@ pub fn periodogram_peaks(x: &[f64], y: &[f64], count: usize, alpha: f64) -> Peri
     let before: f64 = grid.iter().map(|v| (v - mean).powi(2)).sum();
     remove_quadratic_trend(&mut grid);
     let after: f64 = grid.iter().map(|v| v * v).sum();
-    if !(after > RESIDUAL_FLOOR * before) {
+    if after <= RESIDUAL_FLOOR * before {
         return PeriodSearch::empty(alpha);
     }
     // The test's periodogram: the detrended grid as it is, at its Fourier frequencies
