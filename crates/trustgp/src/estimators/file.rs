@@ -28,7 +28,7 @@ use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
 use crate::robust::ImqWeights;
 use crate::selection::{
-    Component, InitialPeriods, KernelProbability, Mixture, SelectedModel, Structure,
+    Component, InitialPeriods, KernelProbability, Mixture, PeriodPeak, SelectedModel, Structure,
 };
 
 /// The `format` field of every trustgp model file.
@@ -497,10 +497,11 @@ fn vbks_output_from(o: OutputRecord, d: usize) -> Result<OutputGp, ModelError> {
         )));
     }
     if let Some(search) = record.period_init.as_ref().and_then(|p| p.search.as_ref()) {
+        let valid = |p: &PeriodPeak| {
+            p.period.is_finite() && p.period > 0.0 && (0.0..=1.0).contains(&p.p_value)
+        };
         let mut peaks = search.peaks.iter().chain(&search.rejected);
-        if let Some(p) = peaks
-            .find(|p| !(p.period.is_finite() && p.period > 0.0 && (0.0..=1.0).contains(&p.p_value)))
-        {
+        if let Some(p) = peaks.find(|p| !valid(p)) {
             return Err(ModelError::Invalid(format!(
                 "{what}: initial period {} with p-value {} (expected a positive period and a \
                  p-value in [0, 1])",
