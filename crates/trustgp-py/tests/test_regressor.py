@@ -256,7 +256,8 @@ def test_vbks_period_init_is_a_keyword_and_its_report_comes_back():
     assert unit.period_init_["method"] == "unit" and unit.period_init_["periods"] == []
     assert clone(unit).get_params()["period_init"] == "unit"
     # White noise: no significant peak.
-    noise = GaussianProcessRegressor("vbks", **params).fit(x, rng.standard_normal(200))
+    white = np.random.default_rng(7).standard_normal(200)
+    noise = GaussianProcessRegressor("vbks", **params).fit(x, white)
     assert noise.period_init_["periods"] == []
     assert "no significant periodogram peak" in noise.period_init_["note"]
     with pytest.raises(ValueError, match="--period-init fft: expected data or unit"):
