@@ -89,7 +89,8 @@ pub struct VbksOptions {
     pub epochs: Option<usize>,
     /// Point-estimate or full-θ hyperparameters.
     pub mode: VbksMode,
-    /// Where the PER factors' periods start (default: the significant periodogram peaks).
+    /// Where the PER factors' periods start (default: the periodogram peaks, when the strongest
+    /// is significant).
     pub period_init: PeriodInit,
 }
 

@@ -101,7 +101,7 @@ pub struct OutputSummary {
 /// How a VBKS fit started its PER factors' periods, in the inputs' own units.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PeriodInitSummary {
-    /// `data` (the training series' significant periodogram peaks) or `unit` (the spec's
+    /// `data` (the training series' periodogram peaks, when the strongest is significant) or `unit` (the spec's
     /// period 1 in standardised units).
     pub method: &'static str,
     /// `data`: the significance level of the peaks' test (Fisher's g-test, sequential).
@@ -189,8 +189,9 @@ fn period_init_summary(
                      half the span): every PER factor starts at {unit}"
                 ),
                 (k, _) => format!(
-                    "{k} significant periodogram peak(s) ({test}): the j-th PER factor of every \
-                     kernel starts at the j-th period, any further one at {unit}"
+                    "{k} periodogram peak(s), the strongest significant ({test}; the others \
+                     follow it, with their p-values): the j-th PER factor of every kernel \
+                     starts at the j-th period, any further one at {unit}"
                 ),
             }
         }
