@@ -160,6 +160,11 @@ pub struct ModelArgs {
     /// posterior over each kernel's log-hyperparameters, prior N(0, 1) on each).
     #[arg(long)]
     pub mode: Option<String>,
+    /// vbks: where each PER factor's period starts: data (the default: the training series'
+    /// periodogram peaks that pass Fisher's g-test at level 0.01, one input column only) or
+    /// unit (the spec's period 1 in standardised units).
+    #[arg(long)]
+    pub period_init: Option<String>,
     /// Start a fit even when its estimated memory exceeds this machine's.
     #[arg(long)]
     pub force: bool,

@@ -227,3 +227,122 @@ fn bad_vbks_options_are_clear_errors() {
     assert!(run(&["--model", "gp", "--kernels", "k12"]).contains("applies to vbks"));
     assert!(run(&["--model", "vbks", "--batch-size", "0"]).contains("--batch-size 0"));
 }
+
+/// 300 rows of seeded white noise (a uniform LCG's values) on t = 0, 0.1, …
+fn noise_series() -> String {
+    let mut s = String::from("t,y\n");
+    let mut state: u64 = 11;
+    for i in 0..300 {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let u = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        s.push_str(&format!("{},{u}\n", i as f64 * 0.1));
+    }
+    s
+}
+
+#[test]
+fn period_init_is_an_option_and_reported_in_input_units() {
+    let dir = scratch("period-init");
+    let data = write(&dir, "ts.csv", &series());
+    let out = dir.join("m.json").display().to_string();
+    let fit = |data: &str, extra: &[&str]| -> Value {
+        let mut args = vec![
+            "fit",
+            "--data",
+            data,
+            "--target",
+            "y",
+            "--model",
+            "vbks",
+            "--kernels",
+            "se; per + lin",
+            "--inducing",
+            "10",
+            "--epochs",
+            "2",
+            "--out",
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        let s: Value = serde_json::from_slice(&ok(&args)).unwrap();
+        s["per_output"][0]["period_init"].clone()
+    };
+    // The default reads the period 2 of `series` off the data, in t's units.
+    let data_init = fit(&data, &[]);
+    assert_eq!(fit(&data, &["--period-init", "data"]), data_init);
+    assert_eq!(data_init["method"], "data");
+    assert_eq!(data_init["input"], "t");
+    assert_eq!(data_init["alpha"], 0.01);
+    let periods = data_init["periods"].as_array().unwrap();
+    assert_eq!(periods.len(), 1, "{data_init}");
+    let period = periods[0]["period"].as_f64().unwrap();
+    assert!((period / 2.0 - 1.0).abs() < 0.02, "{data_init}");
+    assert!(
+        periods[0]["p_value"].as_f64().unwrap() < 1e-6,
+        "{data_init}"
+    );
+    // The spec's period 1 in t's units is t's (population) standard deviation.
+    let sd = 0.05 * ((240.0f64 * 240.0 - 1.0) / 12.0).sqrt();
+    let unit_period = data_init["unit_period"][0]["period"].as_f64().unwrap();
+    assert!((unit_period / sd - 1.0).abs() < 1e-12, "{data_init}");
+    assert_eq!(data_init["unit_period"][0]["input"], "t");
+    // The spec's start on request.
+    let unit = fit(&data, &["--period-init", "unit"]);
+    assert_eq!(unit["method"], "unit");
+    assert!(unit["periods"].as_array().unwrap().is_empty());
+    assert!(unit.get("alpha").is_none());
+    assert_eq!(unit["unit_period"], data_init["unit_period"]);
+    // The model file keeps what the summary reports, and predicts.
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let kept = &file["outputs"][0]["period_init"];
+    assert_eq!(kept["init"], "unit", "{kept}");
+    ok(&["predict", "--model", &out, "--data", &data]);
+    // White noise: no significant peak, every PER factor starts at 1.
+    let noise = write(&dir, "noise.csv", &noise_series());
+    let none = fit(&noise, &[]);
+    assert!(none["periods"].as_array().unwrap().is_empty(), "{none}");
+    assert!(
+        none["rejected"]["p_value"].as_f64().unwrap() >= 0.01,
+        "{none}"
+    );
+    let note = none["note"].as_str().unwrap();
+    assert!(note.contains("no significant periodogram peak"), "{note}");
+    // Bad values and other models are clear errors.
+    let bad = dir.join("bad.json").display().to_string();
+    let e = error(&[
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--model",
+        "vbks",
+        "--period-init",
+        "fft",
+        "--out",
+        &bad,
+    ]);
+    assert!(
+        e.contains("--period-init fft") && e.contains("expected data or unit"),
+        "{e}"
+    );
+    let e = error(&[
+        "fit",
+        "--data",
+        &data,
+        "--target",
+        "y",
+        "--model",
+        "gp",
+        "--period-init",
+        "unit",
+        "--out",
+        &bad,
+    ]);
+    assert!(
+        e.contains("--period-init unit") && e.contains("applies to vbks"),
+        "{e}"
+    );
+}

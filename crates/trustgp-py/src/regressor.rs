@@ -15,7 +15,7 @@ use crate::arrays::{columns_to_numpy, mat_ref, mat_to_numpy, to_mat};
 use crate::errors::{guarded, value_error};
 
 /// The option keys [`model_options`] reads, in the order of [`ModelOptions`]'s fields.
-pub const OPTION_KEYS: [&str; 25] = [
+pub const OPTION_KEYS: [&str; 26] = [
     "model",
     "kernel",
     "noise",
@@ -41,6 +41,7 @@ pub const OPTION_KEYS: [&str; 25] = [
     "top",
     "epochs",
     "mode",
+    "period_init",
 ];
 
 /// The value of `key` in `d` (`None` when absent or `None`), converted, or a `ValueError`
@@ -112,6 +113,7 @@ pub fn model_options(d: &Bound<'_, PyDict>) -> PyResult<ModelOptions> {
         top: get(d, "top", count)?,
         epochs: get(d, "epochs", count)?,
         mode: get(d, "mode", text)?,
+        period_init: get(d, "period_init", text)?,
     })
 }
 

@@ -234,3 +234,33 @@ def test_vbks_options_reach_the_library_and_the_kernel_posterior_comes_back():
     ).fit(x, y)
     assert len(full.model_average_) == 2 * 16
     assert sum(k["weight"] for k in full.model_average_) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_vbks_period_init_is_a_keyword_and_its_report_comes_back():
+    # A cycle of period 0.75 (x units) over 8 cycles, with a trend and a little noise.
+    rng = np.random.default_rng(5)
+    x = np.linspace(0.0, 6.0, 200).reshape(-1, 1)
+    y = np.sin(2.0 * np.pi * x[:, 0] / 0.75) + 0.2 * x[:, 0] + 0.1 * rng.standard_normal(200)
+    params = dict(kernels="se; per + lin", top=2, epochs=2, inducing=10, random_state=1)
+    data = GaussianProcessRegressor("vbks", **params).fit(x, y)
+    report = data.period_init_
+    assert report == data.summary_["per_output"][0]["period_init"]
+    assert report["method"] == "data" and report["alpha"] == 0.01
+    assert report["periods"][0]["period"] == pytest.approx(0.75, rel=0.02)
+    assert report["periods"][0]["p_value"] < 1e-6
+    # The spec's period 1 (standardised) is x's standard deviation in x's units.
+    assert report["unit_period"][0]["period"] == pytest.approx(x.std(), rel=1e-12)
+    explicit = GaussianProcessRegressor("vbks", period_init="data", **params).fit(x, y)
+    assert explicit.period_init_ == report
+    unit = GaussianProcessRegressor("vbks", period_init="unit", **params).fit(x, y)
+    assert unit.period_init_["method"] == "unit" and unit.period_init_["periods"] == []
+    assert clone(unit).get_params()["period_init"] == "unit"
+    # White noise: no significant peak.
+    white = np.random.default_rng(7).standard_normal(200)
+    noise = GaussianProcessRegressor("vbks", **params).fit(x, white)
+    assert noise.period_init_["periods"] == []
+    assert "no significant periodogram peak" in noise.period_init_["note"]
+    with pytest.raises(ValueError, match="--period-init fft: expected data or unit"):
+        GaussianProcessRegressor("vbks", period_init="fft").fit(x, y)
+    with pytest.raises(ValueError, match="--period-init unit: applies to vbks"):
+        GaussianProcessRegressor("gp", period_init="unit").fit(x, y)

@@ -10,7 +10,7 @@ use trustgp::models::svgp::{Svgp, SvgpConfig, SvgpLikelihood};
 use trustgp::posterior::Marginals;
 use trustgp::selection::{
     initial_periods, mixture_moments, random_baseline, BeliefConfig, KernelBelief, KernelSpace,
-    PeriodInit, Structure, Vbks, VbksConfig, VbksMode,
+    PeriodInit, Structure, Vbks, VbksConfig, VbksMode, DEFAULT_PERIOD_ALPHA,
 };
 use trustgp::{fit::Optimizer, means::Mean, Mat};
 
@@ -303,7 +303,9 @@ fn one_candidate_is_exactly_that_kernels_svgp() {
     assert_eq!(run.probabilities(), &[1.0]);
     let model = run.models()[0].as_ref().unwrap();
     // The kernel as VBKS starts it: its PER factor at the series' periodogram peak.
-    let periods = initial_periods(PeriodInit::Data, x.as_ref(), &y, 1);
+    let periods = initial_periods(PeriodInit::Data, x.as_ref(), &y, 1, DEFAULT_PERIOD_ALPHA);
+    assert_eq!(run.initial_periods(), &periods);
+    let periods = periods.periods();
     let direct = Svgp::fit(
         x.as_ref(),
         &y,

@@ -58,6 +58,7 @@ pub fn options(a: &ModelArgs) -> ModelOptions {
         top: a.top,
         epochs: a.epochs,
         mode: a.mode.clone(),
+        period_init: a.period_init.clone(),
     }
 }
 

@@ -47,6 +47,7 @@ _LIBRARY_OPTIONS = (
     "top",
     "epochs",
     "mode",
+    "period_init",
 )
 
 # Per-output summary fields that every model has (the others become ``…_`` attributes).
@@ -103,6 +104,12 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     mode : {"point", "full"} or None, default=None
         ``vbks``: hyperparameters as point estimates (``"point"``, the default) or with a
         Gaussian posterior over each kernel's log-hyperparameters (``"full"``).
+    period_init : {"data", "unit"} or None, default=None
+        ``vbks``: where each PER factor's period starts: ``"data"`` (``None`` means it) reads
+        it off the training series' periodogram peaks that pass Fisher's g-test at level
+        0.01 (one input column); ``"unit"`` is the spec's period 1 in standardised units.
+        The fitted ``period_init_`` reports the rule, the periods (in the input's units) and
+        their p-values, or that no peak was significant.
     random_state : int, default=0
         The seed of every random step (restarts, inducing points, minibatches).
     force : bool, default=False
@@ -127,7 +134,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
     terms_ : list of dict
         Multi-output models: each LMC term's kernel and coregionalisation matrix.
     epsilon_, soft_threshold_, downweighted_, inducing_, actions_, action_kind_, likelihood_, \
-    support_, training_
+    support_, training_, kernel_posterior_, model_average_, period_init_
         The model's extras where it has them (a value for one output, a list over outputs).
     fit_warnings_ : list of str
         What the library says the user should know about the fit (also issued as warnings).
@@ -162,6 +169,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         top=None,
         epochs=None,
         mode=None,
+        period_init=None,
         random_state=0,
         force=False,
     ):
@@ -189,6 +197,7 @@ class GaussianProcessRegressor(RegressorMixin, BaseEstimator):
         self.top = top
         self.epochs = epochs
         self.mode = mode
+        self.period_init = period_init
         self.random_state = random_state
         self.force = force
 

@@ -27,7 +27,9 @@ use crate::models::robust::{RobustGp, RobustWeights};
 use crate::models::svgp::{Svgp, SvgpLikelihood};
 use crate::models::ModelError;
 use crate::robust::ImqWeights;
-use crate::selection::{Component, KernelProbability, Mixture, SelectedModel, Structure};
+use crate::selection::{
+    Component, InitialPeriods, KernelProbability, Mixture, PeriodPeak, SelectedModel, Structure,
+};
 
 /// The `format` field of every trustgp model file.
 pub const FORMAT: &str = "trustgp-model";
@@ -104,6 +106,9 @@ pub struct VbksRecord {
     pub components: Vec<VbksComponentRecord>,
     /// The most probable kernels with their probabilities.
     pub posterior: Vec<KernelProbability>,
+    /// How the PER factors' periods started (standardised units; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_init: Option<InitialPeriods>,
 }
 
 /// One kernel of a VBKS model average.
@@ -421,6 +426,7 @@ fn vbks_record(v: &SelectedModel) -> VbksRecord {
             })
             .collect(),
         posterior: v.posterior.clone(),
+        period_init: v.periods.clone(),
     }
 }
 
@@ -490,6 +496,19 @@ fn vbks_output_from(o: OutputRecord, d: usize) -> Result<OutputGp, ModelError> {
             p.kernel, p.probability
         )));
     }
+    if let Some(search) = record.period_init.as_ref().and_then(|p| p.search.as_ref()) {
+        let valid = |p: &PeriodPeak| {
+            p.period.is_finite() && p.period > 0.0 && (0.0..=1.0).contains(&p.p_value)
+        };
+        let mut peaks = search.peaks.iter().chain(&search.rejected);
+        if let Some(p) = peaks.find(|p| !valid(p)) {
+            return Err(ModelError::Invalid(format!(
+                "{what}: initial period {} with p-value {} (expected a positive period and a \
+                 p-value in [0, 1])",
+                p.period, p.p_value
+            )));
+        }
+    }
     let mixture = Mixture::new(components)?;
     Ok(OutputGp {
         target: o.target,
@@ -497,6 +516,7 @@ fn vbks_output_from(o: OutputRecord, d: usize) -> Result<OutputGp, ModelError> {
             mixture,
             posterior: record.posterior,
             elbo: o.lml,
+            periods: record.period_init,
         })),
         missing_rows: Vec::new(),
     })

@@ -35,12 +35,14 @@
 //! | `jitter` | number | the largest jitter a final factorisation needed |
 //! | `fit_seconds` | number | wall-clock seconds of the fit |
 //! | `warnings` | list of strings | what the user should know (also printed on stderr) |
-//! | `per_output` | list of objects | per output: `target`, `n_train`, `missing_target_rows`, `kernel`, `noise`, and where they apply `objective`, `mean`, `epsilon`, `soft_threshold`, `downweighted`, `inducing`, `likelihood`, `actions`, `action_kind`, `training`, `starts` |
+//! | `per_output` | list of objects | per output: `target`, `n_train`, `missing_target_rows`, `kernel`, `noise`, and where they apply `objective`, `mean`, `epsilon`, `soft_threshold`, `downweighted`, `inducing`, `likelihood`, `actions`, `action_kind`, `training`, `starts`; vbks: `kernel_posterior`, `model_average`, `period_init` (the rule, `data` or `unit`, and the initial periods with their p-values) |
 //! | `terms` | list of objects | multi-output models: each LMC term's `kernel` and `coregionalization` matrix |
 //! | `starts` | list of objects | multi-output models: one report per L-BFGS start |
 //!
-//! Numbers in original units are never in the summary: the hyperparameters are those of the
-//! model, which sees standardised data unless standardisation is off.
+//! Numbers in original units are never in the summary — the hyperparameters are those of the
+//! model, which sees standardised data unless standardisation is off — with one exception:
+//! vbks's `period_init` gives its initial periods in the input column's own units (a period
+//! is read against the data's time axis).
 
 pub mod classifier;
 mod classifier_file;

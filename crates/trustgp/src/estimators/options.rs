@@ -21,7 +21,7 @@ use crate::kernels::Kernel;
 use crate::means::Mean;
 use crate::models::approximate::ApproxOptions;
 use crate::models::computation_aware::ActionKind;
-use crate::selection::{KernelSpace, VbksMode};
+use crate::selection::{KernelSpace, PeriodInit, VbksMode};
 
 /// An option the user gave that cannot be used: which one, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -92,6 +92,7 @@ pub const APPLICABILITY: &[(&str, &[ModelKind])] = &[
     ("--top", &[Vbks]),
     ("--epochs", &[Vbks]),
     ("--mode", &[Vbks]),
+    ("--period-init", &[Vbks]),
 ];
 
 /// The models an option of [`APPLICABILITY`] applies to (every model for the others).
@@ -156,6 +157,9 @@ pub struct ModelOptions {
     /// VBKS: hyperparameters as point estimates (`point`) or with a Gaussian posterior
     /// over each kernel's log-hyperparameters (`full`).
     pub mode: Option<String>,
+    /// VBKS: where the PER factors' periods start: `data` (the training series' significant
+    /// periodogram peaks) or `unit` (the spec's period 1 in standardised units).
+    pub period_init: Option<String>,
 }
 
 impl Default for ModelOptions {
@@ -186,6 +190,7 @@ impl Default for ModelOptions {
             top: None,
             epochs: None,
             mode: None,
+            period_init: None,
         }
     }
 }
@@ -238,6 +243,7 @@ impl ModelOptions {
             ("--top", number(self.top)),
             ("--epochs", number(self.epochs)),
             ("--mode", text(&self.mode)),
+            ("--period-init", text(&self.period_init)),
         ];
         for (option, value) in &given {
             let Some(value) = value else { continue };
@@ -350,11 +356,22 @@ impl ModelOptions {
                 )
             }
         };
+        let period_init = match self.period_init.as_deref() {
+            None | Some("data") => PeriodInit::Data,
+            Some("unit") => PeriodInit::Unit,
+            Some(other) => {
+                return err(
+                    format!("--period-init {}", shorten(other)),
+                    "expected data or unit",
+                )
+            }
+        };
         Ok(VbksOptions {
             kernels,
             top,
             epochs: self.epochs,
             mode,
+            period_init,
         })
     }
 
@@ -662,6 +679,7 @@ mod tests {
                         "--top" => o.top = Some(2),
                         "--epochs" => o.epochs = Some(2),
                         "--mode" => o.mode = Some("point".into()),
+                        "--period-init" => o.period_init = Some("unit".into()),
                         other => panic!("no case for {other}"),
                     }
                 });
@@ -729,6 +747,32 @@ mod tests {
             assert_eq!(e.option, format!("{option} odd"));
             assert_eq!(e.message, format!("expected {first} or {second}"));
         }
+    }
+
+    #[test]
+    fn period_init_reads_data_and_unit_and_refuses_others() {
+        let with = |v: Option<&str>| {
+            check(|o| {
+                o.model = "vbks".into();
+                o.period_init = v.map(Into::into);
+            })
+        };
+        assert_eq!(with(None).unwrap().vbks.period_init, PeriodInit::Data);
+        assert_eq!(
+            with(Some("data")).unwrap().vbks.period_init,
+            PeriodInit::Data
+        );
+        assert_eq!(
+            with(Some("unit")).unwrap().vbks.period_init,
+            PeriodInit::Unit
+        );
+        let e = with(Some("fft")).unwrap_err();
+        assert_eq!(e.option, "--period-init fft");
+        assert_eq!(e.message, "expected data or unit");
+        // Reaches the VBKS settings.
+        let cfg = with(Some("unit")).unwrap();
+        let vc = cfg.vbks.config(100, &cfg.approx, 0.1, 0);
+        assert_eq!(vc.period_init, PeriodInit::Unit);
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::models::robust::{centred_weights, prior_centred_weights, RobustGp};
 use crate::models::ModelError;
 use crate::optim::LbfgsOptions;
 use crate::posterior::{Marginals, Posterior};
-use crate::selection::{KernelSpace, SelectedModel, Vbks, VbksConfig, VbksMode};
+use crate::selection::{KernelSpace, PeriodInit, SelectedModel, Vbks, VbksConfig, VbksMode};
 
 /// What to fit: the checked options of [`super::ModelOptions::check`], with every default
 /// filled in. Built directly (as the experiments do), it skips the option checks; the fit
@@ -89,6 +89,9 @@ pub struct VbksOptions {
     pub epochs: Option<usize>,
     /// Point-estimate or full-θ hyperparameters.
     pub mode: VbksMode,
+    /// Where the PER factors' periods start (default: the periodogram peaks, when the strongest
+    /// is significant).
+    pub period_init: PeriodInit,
 }
 
 impl Default for VbksOptions {
@@ -98,6 +101,7 @@ impl Default for VbksOptions {
             top: DEFAULT_VBKS_TOP,
             epochs: None,
             mode: VbksMode::Point,
+            period_init: PeriodInit::Data,
         }
     }
 }
@@ -123,6 +127,7 @@ impl VbksOptions {
             noise,
             top: self.top,
             mode: self.mode,
+            period_init: self.period_init,
             predict_samples: DEFAULT_VBKS_PREDICT_SAMPLES,
             seed,
             ..VbksConfig::default()

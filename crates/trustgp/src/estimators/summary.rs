@@ -11,7 +11,7 @@ use crate::means::Mean;
 use crate::models::approximate::ApproxModel;
 use crate::models::computation_aware::Actions;
 use crate::models::robust::multi_output::MultiOutputModel;
-use crate::selection::KernelProbability;
+use crate::selection::{KernelProbability, PeriodInit, PeriodPeak, SelectedModel};
 
 /// A training objective: its name and its value (maximised).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -93,6 +93,110 @@ pub struct OutputSummary {
     /// VBKS: the kernels of the model average with their weights (summing to 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_average: Option<Vec<AveragedKernel>>,
+    /// VBKS: how the PER factors' periods started (absent for a model file that predates it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_init: Option<PeriodInitSummary>,
+}
+
+/// How a VBKS fit started its PER factors' periods, in the inputs' own units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PeriodInitSummary {
+    /// `data` (the training series' periodogram peaks, when the strongest is significant) or `unit` (the spec's
+    /// period 1 in standardised units).
+    pub method: &'static str,
+    /// `data`: the significance level of the peaks' test (Fisher's g-test, sequential).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// `data` with one input column: the column the periods were read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// The significant peaks, strongest first, periods in the input's units: the `j`-th PER
+    /// factor of every kernel starts at the `j`-th.
+    pub periods: Vec<PeriodPeak>,
+    /// The strongest peak that was not significant (the input's units), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<PeriodPeak>,
+    /// Where every other PER factor starts: the spec's period 1 (standardised) in each input
+    /// column's units.
+    pub unit_period: Vec<InputPeriod>,
+    /// The outcome in words.
+    pub note: String,
+}
+
+/// A period in one input column's units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InputPeriod {
+    /// The input column.
+    pub input: String,
+    /// The period in its units.
+    pub period: f64,
+}
+
+/// The summary of a VBKS fit's initial periods: `scale[j]` turns input `j`'s standardised
+/// units into its own.
+fn period_init_summary(
+    v: &SelectedModel,
+    inputs: &[String],
+    scale: &[f64],
+) -> Option<PeriodInitSummary> {
+    let p = v.periods.as_ref()?;
+    let raw = |q: &PeriodPeak| PeriodPeak {
+        period: q.period * scale[0],
+        p_value: q.p_value,
+    };
+    let unit_period = inputs
+        .iter()
+        .zip(scale)
+        .map(|(input, s)| InputPeriod {
+            input: input.clone(),
+            period: *s,
+        })
+        .collect();
+    let unit = "the spec's period 1 (standardised units, unit_period in the inputs' units)";
+    let mut s = PeriodInitSummary {
+        method: p.init.name(),
+        alpha: None,
+        input: None,
+        periods: Vec::new(),
+        rejected: None,
+        unit_period,
+        note: String::new(),
+    };
+    s.note = match (p.init, &p.search) {
+        (PeriodInit::Unit, _) => format!("every PER factor starts at {unit}"),
+        (PeriodInit::Data, None) if inputs.len() > 1 => format!(
+            "several input columns, no one series to read a period from: every PER factor \
+             starts at {unit}"
+        ),
+        (PeriodInit::Data, None) => "no candidate kernel has a PER factor".into(),
+        (PeriodInit::Data, Some(search)) => {
+            s.alpha = Some(search.alpha);
+            s.input = inputs.first().cloned();
+            s.periods = search.peaks.iter().map(raw).collect();
+            s.rejected = search.rejected.as_ref().map(raw);
+            let test = format!(
+                "Fisher's g-test with Whittle's sequential extension at alpha = {}",
+                search.alpha
+            );
+            match (s.periods.len(), &s.rejected) {
+                (0, Some(r)) => format!(
+                    "no significant periodogram peak ({test}; the strongest, period {:.6}, has \
+                     p = {:.3}): every PER factor starts at {unit}",
+                    r.period, r.p_value
+                ),
+                (0, None) => format!(
+                    "no periodogram peak in the range of periods looked at (2.5 grid steps to \
+                     half the span): every PER factor starts at {unit}"
+                ),
+                (k, _) => format!(
+                    "{k} periodogram peak(s), the strongest significant ({test}; the others \
+                     follow it, with their p-values): the j-th PER factor of every kernel \
+                     starts at the j-th period, any further one at {unit}"
+                ),
+            }
+        }
+    };
+    Some(s)
 }
 
 /// One kernel of a VBKS model average.
@@ -159,7 +263,9 @@ fn downweighted(w: &[f64]) -> usize {
     w.iter().filter(|&&v| v < 0.5).count()
 }
 
-fn output_summary(o: &OutputGp) -> OutputSummary {
+/// One output's summary; `inputs` and `scale` (input `j`'s standard deviation, or 1 when the
+/// regressor does not standardise) report VBKS's initial periods in the inputs' units.
+fn output_summary(o: &OutputGp, inputs: &[String], scale: &[f64]) -> OutputSummary {
     let (name, value) = o.gp.objective();
     let mut s = OutputSummary {
         target: o.target.clone(),
@@ -181,12 +287,14 @@ fn output_summary(o: &OutputGp) -> OutputSummary {
         starts: o.gp.starts().to_vec(),
         kernel_posterior: None,
         model_average: None,
+        period_init: None,
     };
     match &o.gp {
         SingleOutput::Gp(_) => {}
         SingleOutput::Vbks(v) => {
             s.inducing = Some(v.mixture.components()[0].model.inducing().nrows());
             s.kernel_posterior = Some(v.posterior.clone());
+            s.period_init = period_init_summary(v, inputs, scale);
             s.model_average = Some(
                 v.mixture
                     .components()
@@ -304,6 +412,7 @@ fn joint_parts(
                 starts: Vec::new(),
                 kernel_posterior: None,
                 model_average: None,
+                period_init: None,
             };
             if let Some(w) = weights {
                 s.epsilon = epsilon.get(k).copied();
@@ -323,7 +432,11 @@ impl FitSummary {
         let kind = r.kind();
         let (per_output, terms, jitter, starts, objective) = match &r.fitted {
             Fitted::PerTarget(outputs) => {
-                let per_output: Vec<OutputSummary> = outputs.iter().map(output_summary).collect();
+                let scale = &r.standardizer.x_std;
+                let per_output: Vec<OutputSummary> = outputs
+                    .iter()
+                    .map(|o| output_summary(o, &r.inputs, scale))
+                    .collect();
                 let (name, _) = outputs[0].gp.objective();
                 let value = outputs.iter().map(|o| o.gp.objective().1).sum();
                 let jitter = outputs.iter().map(|o| o.gp.jitter()).fold(0.0, f64::max);
@@ -386,6 +499,18 @@ impl FitSummary {
             }
             if let Some(t) = o.soft_threshold {
                 finite(t, || format!("output '{}': the soft threshold", o.target))?;
+            }
+            for p in o
+                .period_init
+                .iter()
+                .flat_map(|p| p.periods.iter().chain(&p.rejected))
+            {
+                finite(p.period, || {
+                    format!("output '{}': an initial period", o.target)
+                })?;
+                finite(p.p_value, || {
+                    format!("output '{}': an initial period's p-value", o.target)
+                })?;
             }
             for k in o.kernel_posterior.iter().flatten() {
                 finite(k.probability, || {

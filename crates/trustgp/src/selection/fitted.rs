@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::mixture::Mixture;
+use super::periods::InitialPeriods;
 use super::vbks::Vbks;
 use super::SelectionError;
 
@@ -31,6 +32,9 @@ pub struct SelectedModel {
     pub posterior: Vec<KernelProbability>,
     /// The full ELBO (8) at the last checkpoint.
     pub elbo: f64,
+    /// How the PER factors' periods started, in the units VBKS saw (standardised); `None`
+    /// for a model read from a file written before this was recorded.
+    pub periods: Option<InitialPeriods>,
 }
 
 impl SelectedModel {
@@ -55,6 +59,7 @@ impl SelectedModel {
                 })
                 .collect(),
             elbo: run.history().last().map_or(f64::NAN, |c| c.elbo),
+            periods: Some(run.initial_periods().clone()),
         })
     }
 

@@ -237,7 +237,7 @@ fn distances(
         r
     };
     let x_sub = Mat::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)]);
-    let mut kernels = initial_kernels(space, x, y, vbks.period_init)?;
+    let (mut kernels, _) = initial_kernels(space, x, y, vbks)?;
     for (k, s) in kernels.iter_mut().zip(space.kernels()) {
         // Lengthscales from the whole training set, as the sparse GPs start.
         k.initialize(x).map_err(|source| SelectionError::Kernel {

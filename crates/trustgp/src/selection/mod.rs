@@ -4,6 +4,7 @@
 //! its baselines: VBKS-s, Random, and BO over kernels ([`KernelBo`], Malkomes et al. 2016).
 
 mod belief;
+mod fisher;
 mod fitted;
 mod full_theta;
 #[cfg(test)]
@@ -22,6 +23,7 @@ mod vbks;
 use thiserror::Error;
 
 pub use self::belief::{softmax, BeliefConfig, KernelBelief};
+pub use self::fisher::{fisher_p_value, whittle_p_values};
 pub use self::fitted::{KernelProbability, SelectedModel, LISTED_KERNELS};
 pub use self::full_theta::{FullTheta, Stage, THETA_INIT_SD, THETA_PRIOR_MEAN, THETA_PRIOR_SD};
 pub use self::grammar::Structure;
@@ -30,7 +32,10 @@ pub use self::kernel_bo::{BoStep, KernelBo, KernelBoConfig};
 pub use self::kernel_distance::kernel_distances;
 pub use self::kernel_surrogate::KernelGp;
 pub use self::mixture::{mixture_moments, Component, Mixture};
-pub use self::periods::{dominant_periods, initial_periods, PeriodInit};
+pub use self::periods::{
+    dominant_periods, initial_periods, periodogram_peaks, InitialPeriods, PeriodInit, PeriodPeak,
+    PeriodSearch, DEFAULT_PERIOD_ALPHA,
+};
 pub use self::settle::Settle;
 pub use self::space::{KernelSpace, BASES};
 pub use self::vbks::{random_baseline, Checkpoint, Vbks, VbksConfig, VbksMode};

@@ -26,7 +26,9 @@
 //! deterministically, so a seeded run gives bit-identical results whatever the threads.
 //! Each PER factor starts at a period read off the training series' periodogram
 //! ([`PeriodInit::Data`], a choice beside the spec's `p = 1`; see `periods`): the ELBO is
-//! multimodal in the period, and from 1 a short cycle is never found.
+//! multimodal in the period, and from 1 a short cycle is never found. A peak must pass a
+//! significance test (Fisher–Whittle at [`VbksConfig::period_alpha`]); without one the
+//! factor starts at the spec's 1.
 //! A kernel whose `K_ZZ` cannot be factorised even with the largest jitter is excluded
 //! (`L*_i = −∞`, `q(k_i) = 0`; spec §7.2) and its error recorded.
 
@@ -49,7 +51,7 @@ use crate::models::ModelError;
 use super::belief::{BeliefConfig, KernelBelief};
 use super::full_theta::{standard_normals, FullTheta, Stage};
 use super::mixture::{Component, Mixture};
-use super::periods::{initial_periods, PeriodInit};
+use super::periods::{initial_periods, InitialPeriods, PeriodInit, DEFAULT_PERIOD_ALPHA};
 use super::settle::Settle;
 use super::space::KernelSpace;
 use super::SelectionError;
@@ -117,6 +119,9 @@ pub struct VbksConfig {
     /// series' periodogram peaks when there is one input column; [`PeriodInit::Unit`] is the
     /// spec's 1, §3.6).
     pub period_init: PeriodInit,
+    /// [`PeriodInit::Data`]: the significance level a periodogram peak must reach to be an
+    /// initial period (default [`DEFAULT_PERIOD_ALPHA`] = 0.01; in (0, 1)).
+    pub period_alpha: f64,
     /// The master seed: inducing inputs, minibatches, evaluation subset and `q(g)` have their
     /// own streams derived from it.
     pub seed: u64,
@@ -170,6 +175,7 @@ impl Default for VbksConfig {
             settle: None,
             theta_samples: 1,
             period_init: PeriodInit::Data,
+            period_alpha: DEFAULT_PERIOD_ALPHA,
             seed: 0,
         }
     }
@@ -236,6 +242,7 @@ pub struct Vbks {
     history: Vec<Checkpoint>,
     top: Vec<usize>,
     top_weights: Vec<f64>,
+    periods: InitialPeriods,
 }
 
 impl Vbks {
@@ -259,7 +266,7 @@ impl Vbks {
         let z = inducing_inputs(x, config.inducing, config.seed)?;
         let eval = eval_rows(n, config.eval_size, config.seed);
         let k = space.len();
-        let kernels = initial_kernels(space, x, y, config.period_init)?;
+        let (kernels, periods) = initial_kernels(space, x, y, config)?;
         let mut models: Vec<Option<Svgp>> = vec![None; k];
         let mut full: Vec<Option<FullTheta>> = vec![None; k];
         let mut failures: Vec<Option<String>> = vec![None; k];
@@ -450,12 +457,19 @@ impl Vbks {
             history,
             top,
             top_weights,
+            periods,
         })
     }
 
     /// The candidate space.
     pub fn space(&self) -> &KernelSpace {
         &self.space
+    }
+
+    /// How the PER factors' periods started (in the units of the inputs given to
+    /// [`Vbks::fit`]), with the periodogram's peaks and their p-values.
+    pub fn initial_periods(&self) -> &InitialPeriods {
+        &self.periods
     }
 
     /// Every kernel's fitted SVGP (`None` for a kernel that failed); in full-θ mode the SVGP
@@ -594,20 +608,29 @@ fn kernel_tag(space: &KernelSpace, i: usize) -> u64 {
 
 /// Every kernel of `space` at VBKS's initial hyperparameters on inputs `x` (n×d): the same
 /// periods for every kernel, its j-th PER factor starting at the j-th peak of the series
-/// `(x, y)` ([`initial_periods`]), so a kernel starts alike in any candidate space (spec T3).
+/// `(x, y)` ([`initial_periods`] under `config`'s rule and level), so a kernel starts alike in
+/// any candidate space (spec T3); and those periods.
 pub(super) fn initial_kernels(
     space: &KernelSpace,
     x: MatRef<'_, f64>,
     y: &[f64],
-    period_init: PeriodInit,
-) -> Result<Vec<Kernel>, SelectionError> {
+    config: &VbksConfig,
+) -> Result<(Vec<Kernel>, InitialPeriods), SelectionError> {
     let most = space.kernels().iter().map(|s| s.period_count()).max();
-    let periods = initial_periods(period_init, x, y, most.unwrap_or(0));
-    space
+    let periods = initial_periods(
+        config.period_init,
+        x,
+        y,
+        most.unwrap_or(0),
+        config.period_alpha,
+    );
+    let starts = periods.periods();
+    let kernels = space
         .kernels()
         .iter()
-        .map(|s| s.instantiate_with_periods(x.ncols(), &periods))
-        .collect()
+        .map(|s| s.instantiate_with_periods(x.ncols(), &starts))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((kernels, periods))
 }
 
 /// Moves each trained kernel's result into its slot; a kernel's numerical failure excludes it
@@ -730,6 +753,12 @@ pub(super) fn check_config(config: &VbksConfig, n: usize) -> Result<(), Selectio
                     .into(),
             );
         }
+    }
+    if !(config.period_alpha > 0.0 && config.period_alpha < 1.0) {
+        return bad(format!(
+            "period alpha: expected a significance level in (0, 1), got {}",
+            config.period_alpha
+        ));
     }
     if config.eval_size == 0 {
         return bad("evaluation subset: expected at least 1 row, got 0".into());
