@@ -35,6 +35,8 @@ mod robust_centre;
 mod state;
 mod surrogate;
 #[cfg(test)]
+mod surrogate_tests;
+#[cfg(test)]
 mod tests;
 
 use faer::Mat;
@@ -51,7 +53,7 @@ pub use self::robust_centre::{loo_centres, RobustCentre, CENTRED_MODELS};
 pub use self::state::{STATE_FORMAT, STATE_VERSION};
 pub use self::surrogate::{
     fit_surrogate, fit_surrogate_with, latent_posterior, surrogate_incumbent, surrogate_kind,
-    SURROGATE_KERNEL, SURROGATE_MEAN,
+    FREE_NOISE_SURROGATES, SURROGATE_KERNEL, SURROGATE_MEAN,
 };
 use super::suggest::{Bound, SuggestAcquisition};
 use super::turbo::TrustRegion;
