@@ -66,3 +66,10 @@ $E --methods sal --seeds 5 --problems gengine
 $E --methods efficient-hgp,source-prior,sal --seeds 5 --problems hartmann3
 $E --methods hgp,lmc --seeds 3 --problems hartmann3
 # The summary, as at the top of results/safe_transfer.md.
+# Issue-23 follow-up 4 (branch safe23t): Table 4 replayed like for like (every stored run's last
+# refit on its own final data, one thread, one fit at a time; GEngine FullTransLMC on the GEngine
+# EffTransHGP runs' data, seeds 0-1), writing results/safe/table4_replay.jsonl. ONE command, on a
+# quiet machine (the cheap methods take seconds; FullTransLMC's fits dominate, GEngine's most;
+# filter with --methods / --problems / --lmc-stand-in-seeds to split it):
+nice -n 5 target/release/experiments safe-table4
+# then the summary, as at the top of results/safe_transfer.md.
