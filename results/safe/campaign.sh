@@ -72,4 +72,8 @@ $E --methods hgp,lmc --seeds 3 --problems hartmann3
 # quiet machine (the cheap methods take seconds; FullTransLMC's fits dominate, GEngine's most;
 # filter with --methods / --problems / --lmc-stand-in-seeds to split it):
 nice -n 5 target/release/experiments safe-table4
+# What branch safe23t ran of it (14:47-15:23 UTC, load 9-21, so the wall seconds are inflated
+# 5-20x; the CPU seconds are not): EffTransHGP, source-prior and SAL on every problem (gp2d
+# seed 0 only: its benchmark took 664 s to build under the load); no FullTransHGP/LMC fit
+# finished (one GEngine FullTransLMC stand-in, seed 0, was stopped after 4.3 CPU-minutes).
 # then the summary, as at the top of results/safe_transfer.md.

@@ -196,6 +196,9 @@ fn flatness(by: &ByCell, problems: &[&str], methods: &[&str]) -> String {
             verdict(l > e)
         );
         readings.push(("(a) relative spread", e <= ps && l > e));
+    } else {
+        md += "  * (a) spread max/min: not judged (needs EffTransHGP and FullTransLMC times on \
+               at least two problems).\n";
     }
     // (b) The cost over the target-only fit on the same data set.
     let mut b = String::new();
@@ -251,6 +254,11 @@ fn flatness(by: &ByCell, problems: &[&str], methods: &[&str]) -> String {
                 verdict(l > e)
             );
             readings.push(("(c) absolute growth", e < pe && l > e));
+        } else {
+            md += &format!(
+                "  * (c) growth {from} → {to}: not judged (needs EffTransHGP and FullTransLMC \
+                 times on both).\n"
+            );
         }
     }
     if !readings.is_empty() {
@@ -367,5 +375,18 @@ mod tests {
         assert!(md.contains("Holds under: (c) absolute growth; fails under: (a) relative spread, (b) time over SAL's."), "{md}");
         assert!(md.contains("31.0000 ± 0.0000 (n=1) †"), "{md}");
         assert!(md.contains("load average at the fits' starts: 0.50–0.50 (median 0.50)"));
+        // Without FullTransLMC times (a) and (c) are reported as not judged, not as holding.
+        let md = section(
+            &rs[..2],
+            &["gp1d", "gengine"],
+            &["efficient-hgp", "sal"],
+            "x",
+        );
+        assert!(
+            md.contains("(a) spread max/min: not judged")
+                && md.contains("(c) growth gp1d → gengine: not judged"),
+            "{md}"
+        );
+        assert!(!md.contains("(a) relative spread"), "{md}");
     }
 }
