@@ -58,7 +58,8 @@ pub struct LastRefit {
     /// CPU seconds of the thread that ran the last refits (each update: the fit and the
     /// factorisation after it), summed over the outputs: unlike `seconds` they do not grow
     /// when other processes share the cores. `None` where the system does not report them
-    /// (`/proc/thread-self/schedstat`, Linux).
+    /// (`/proc/thread-self/schedstat`, Linux). The kernel updates them at scheduler ticks and
+    /// switches, so they resolve a few milliseconds.
     pub cpu_seconds: Option<f64>,
 }
 

@@ -108,10 +108,10 @@ fn the_replayed_fit_is_the_fit_on_the_runs_data_rebuilt_by_hand() {
         "{replayed} vs {evidence}"
     );
     assert!(r.evaluations > 0 && r.seconds > 0.0);
-    // The thread's CPU time covers the fits (and the conditioning after them), so on Linux it
-    // is positive; it is at most the wall time of the replay.
+    // The kernel updates a running thread's CPU time lazily (at ticks and switches), so a
+    // sub-millisecond fit may read 0; never negative.
     if let Some(cpu) = r.cpu_seconds {
-        assert!(cpu > 0.0, "{cpu}");
+        assert!(cpu >= 0.0, "{cpu}");
     }
 }
 
