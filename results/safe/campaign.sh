@@ -66,3 +66,14 @@ $E --methods sal --seeds 5 --problems gengine
 $E --methods efficient-hgp,source-prior,sal --seeds 5 --problems hartmann3
 $E --methods hgp,lmc --seeds 3 --problems hartmann3
 # The summary, as at the top of results/safe_transfer.md.
+# Issue-23 follow-up 4 (branch safe23t): Table 4 replayed like for like (every stored run's last
+# refit on its own final data, one thread, one fit at a time; GEngine FullTransLMC on the GEngine
+# EffTransHGP runs' data, seeds 0-1), writing results/safe/table4_replay.jsonl. ONE command, on a
+# quiet machine (the cheap methods take seconds; FullTransLMC's fits dominate, GEngine's most;
+# filter with --methods / --problems / --lmc-stand-in-seeds to split it):
+nice -n 5 target/release/experiments safe-table4
+# What branch safe23t ran of it (14:47-15:23 UTC, load 9-21, so the wall seconds are inflated
+# 5-20x; the CPU seconds are not): EffTransHGP, source-prior and SAL on every problem (gp2d
+# seed 0 only: its benchmark took 664 s to build under the load); no FullTransHGP/LMC fit
+# finished (one GEngine FullTransLMC stand-in, seed 0, was stopped after 4.3 CPU-minutes).
+# then the summary, as at the top of results/safe_transfer.md.

@@ -25,6 +25,8 @@ mod rcagp_models;
 mod rcagp_paper;
 mod rcagp_uci;
 mod safe_ablation;
+mod safe_table4;
+mod safe_table4_md;
 mod safe_tables;
 mod safe_transfer;
 mod scale_models;
@@ -70,6 +72,8 @@ enum Command {
     Table1(table1::Args),
     /// Safe-transfer paper Tables 3, 4, 5 and Fig. 4: SAL vs the transfer GPs.
     SafeTransfer(safe_transfer::Args),
+    /// Safe-transfer paper Table 4, like for like: every stored run's last refit replayed alone, on one thread.
+    SafeTable4(safe_table4::Args),
     /// Safe-transfer paper Fig. 9 (N_source ablation) and Fig. 10 (multi-source), reduced.
     SafeAblation(safe_ablation::Args),
     /// DJIA flash crash (2013-04-23): GP vs RCGP, with an SVG figure.
@@ -106,6 +110,7 @@ fn main() {
         Command::SafeTransfer(a) => {
             safe_transfer::run(&a).map_err(|e| e as Box<dyn std::error::Error>)
         }
+        Command::SafeTable4(a) => safe_table4::run(&a).map_err(|e| e as Box<dyn std::error::Error>),
         Command::SafeAblation(a) => {
             safe_ablation::run(&a).map_err(|e| e as Box<dyn std::error::Error>)
         }

@@ -16,22 +16,26 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use trustgp::models::ModelError;
 use trustgp::report::svg::{line_plot, Series};
 use trustgp::sequential::safe::benchmarks::{safe_benchmark, BenchmarkOptions};
 use trustgp::sequential::safe::{
-    function_model_with, run_benchmark, SafeRun, SafeRunOptions, TargetScaling, TransferMethod,
+    function_model_with, run_benchmark, FunctionModel, SafeRun, SafeRunOptions, SalFit, SourceTask,
+    TargetScaling, TransferMethod,
 };
 
 use crate::safe_tables::{
-    cell, mean_se, paired, paper_cell, paper_name, paper_table3, paper_table4, paper_table5,
-    regions_hold, safe_ratio_holds, ten_times_faster, time_spread, verdict, Entry, METHODS,
-    PROBLEMS, TRANSFER,
+    cell, paired, paper_cell, paper_name, paper_table3, paper_table4, paper_table5, regions_hold,
+    safe_ratio_holds, verdict, Entry, METHODS, PROBLEMS, TRANSFER,
 };
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The file in `--runs-dir` holding the output of the `safe_refit_replay` example.
 const WARM_REPLAY: &str = "table4-warm-replay.txt";
+
+/// The file in `--runs-dir` holding `experiments safe-table4`'s replayed last refits.
+const TABLE4_REPLAY: &str = "table4_replay.jsonl";
 
 /// Arguments.
 #[derive(clap::Args, Debug)]
@@ -98,7 +102,7 @@ pub struct Args {
 
 /// One stored run.
 #[derive(Serialize, Deserialize)]
-struct RunRecord {
+pub(crate) struct RunRecord {
     problem: String,
     method: String,
     seed: u64,
@@ -108,8 +112,25 @@ struct RunRecord {
     benchmark_seconds: f64,
     /// The refit schedule override of this run (`None`: the benchmark's).
     #[serde(default)]
-    refit_every: Option<usize>,
-    run: SafeRun,
+    pub(crate) refit_every: Option<usize>,
+    pub(crate) run: SafeRun,
+}
+
+/// The model factory of `method` as the runs use it: SAL sees no source data (its factory
+/// rejects them rather than ignore them).
+pub(crate) fn method_factory(
+    transfer: TransferMethod,
+    warm_restarts: Option<usize>,
+    sal_fit: SalFit,
+) -> impl Fn(usize, Vec<SourceTask>) -> Result<Box<dyn FunctionModel>, ModelError> {
+    move |_j: usize, sources| {
+        let sources = if transfer == TransferMethod::None {
+            Vec::new()
+        } else {
+            sources
+        };
+        function_model_with(transfer, sources, warm_restarts, sal_fit)
+    }
 }
 
 /// The part of a run's file name naming the settings that change its result.
@@ -205,15 +226,7 @@ fn run_group(args: &Args, problem: &str, seed: u64, methods: &[&str]) -> Result<
                 ..SafeRunOptions::default()
             };
             let transfer = TransferMethod::parse(method).ok_or("unknown method")?;
-            // SAL sees no source data (its factory rejects them rather than ignore them).
-            let factory = move |_j: usize, sources| {
-                let sources = if transfer == TransferMethod::None {
-                    Vec::new()
-                } else {
-                    sources
-                };
-                function_model_with(transfer, sources, args.warm_restarts, bench.sal_fit)
-            };
+            let factory = method_factory(transfer, args.warm_restarts, bench.sal_fit);
             let run = run_benchmark(&bench, &factory, &run_options, seed, None)
                 .map_err(|e| format!("{problem} {method} seed {seed}: {e}"))?;
             eprintln!(
@@ -307,15 +320,25 @@ fn stored_run(args: &Args, p: &str, m: &str, seed: u64) -> Result<Option<PathBuf
     if wanted.exists() {
         return Ok(Some(wanted));
     }
-    let stem = format!("{p}-{m}-seed{seed}{}", setting(args));
+    stored_run_with_stem(
+        &args.runs_dir,
+        &format!("{p}-{m}-seed{seed}{}", setting(args)),
+    )
+}
+
+/// The run file `STEM.json` in `runs_dir` if present, else `STEM-rK.json` of the lowest `K`.
+pub(crate) fn stored_run_with_stem(
+    runs_dir: &Path,
+    stem: &str,
+) -> Result<Option<PathBuf>, BoxError> {
     let mut found: Option<(usize, PathBuf)> = None;
-    for entry in std::fs::read_dir(&args.runs_dir)? {
+    for entry in std::fs::read_dir(runs_dir)? {
         let path = entry?.path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
             continue;
         };
         let Some(rest) = name
-            .strip_prefix(&stem)
+            .strip_prefix(stem)
             .and_then(|r| r.strip_suffix(".json"))
         else {
             continue;
@@ -433,78 +456,36 @@ fn summarise(args: &Args, runs: &Runs, schedules: &Schedules) -> Result<String, 
         };
     }
 
-    // Table 4.
+    // Table 4: the replayed times (like for like) first, the in-run ones after them.
     let t4 = selected(args, &PROBLEMS);
-    let time = |r: &SafeRun| Some(r.training_seconds_total);
-    md += "\n## Table 4 — training time of f and q at the last refit (seconds; mean ± s.e.)\n\n";
-    md += "Ours: Rust, one thread per run, 2 shared cores; the paper's: Python/GPflow. Only the \
-           ordering and the scaling are comparable.\n\n";
-    md += &table(args, runs, &t4, 4, &time, paper_table4);
-    for p in &t4 {
-        if let Some(ok) = ten_times_faster(
-            &values(runs, p, "efficient-hgp", time),
-            paper_table4("efficient-hgp", p),
-        ) {
-            md += &format!(
-                "* {p}: EffTransHGP ≥ 10× below the paper's time: **{}**\n",
-                verdict(ok)
-            );
-        }
-    }
-    let means = |m: &str| -> Vec<f64> {
-        t4.iter()
-            .filter_map(|p| mean_se(&values(runs, p, m, time)).map(|x| x.0))
-            .collect()
-    };
-    let (eff, lmc) = (
-        time_spread(&means("efficient-hgp")),
-        time_spread(&means("lmc")),
-    );
-    // The yardstick of "nearly flat" is the paper's own spread of EffTransHGP's times over the
-    // same problems (18.5 / 3.66 = 5.1× over all six).
-    let paper_spread = time_spread(
-        &t4.iter()
-            .filter(|p| mean_se(&values(runs, p, "efficient-hgp", time)).is_some())
-            .filter_map(|p| paper_table4("efficient-hgp", p).map(|x| x.0))
-            .collect::<Vec<_>>(),
-    );
-    md += &match (eff, lmc, paper_spread) {
-        (Some(e), Some(l), Some(ps)) => format!(
-            "* Spread max/min of the mean time over the problems run: EffTransHGP {e:.1}×, \
-             FullTransLMC {l:.1}× (the paper's EffTransHGP over the same problems: {ps:.1}×). \
-             \"EffTransHGP nearly flat (no more than the paper's own spread) while LMC's grows \
-             more\": **{}**\n",
-            verdict(e <= ps && l > e)
-        ),
-        _ => "* Spread over problems: not checked (needs ≥ 2 problems with EffTransHGP and LMC runs)\n".into(),
-    };
-    md += &warm_replay(args)?;
-    // Relative to SAL on the same problem the flatness is comparable: the paper's absolute
-    // times are dominated by per-evaluation overhead, ours by the O(N³) evaluations.
-    let against_sal: Vec<String> = t4
-        .iter()
-        .filter_map(|p| {
-            let e = mean_se(&values(runs, p, "efficient-hgp", time))?.0;
-            let s = mean_se(&values(runs, p, "sal", time))?.0;
-            let (pe, ps) = (
-                paper_table4("efficient-hgp", p)?.0,
-                paper_table4("sal", p)?.0,
-            );
-            Some(format!("{p} {:.2} (paper {:.2})", e / s, pe / ps))
-        })
-        .collect();
-    if !against_sal.is_empty() {
-        md += &format!(
-            "* EffTransHGP's time over SAL's on the same problem: {}.\n",
-            against_sal.join(", ")
+    let replay = args.runs_dir.join(TABLE4_REPLAY);
+    let records = crate::safe_table4::read_records(&replay)?;
+    let methods: Vec<&str> = args.methods.iter().map(String::as_str).collect();
+    if records.is_empty() {
+        md += "\n## Table 4 — training time of f and q at the last refit\n\nNo replayed times \
+               yet (`experiments safe-table4`); only the in-run times below.\n";
+    } else {
+        let source = format!(
+            "[{TABLE4_REPLAY}]({}), `nice -n 5 target/release/experiments safe-table4`",
+            rel(&replay, &args.out)
         );
+        md += &crate::safe_table4_md::section(&records, &t4, &methods, &source);
     }
+    let time = |r: &SafeRun| Some(r.training_seconds_total);
+    md += "\n### Table 4, in-run times (secondary; seconds, mean ± s.e.)\n\n";
+    md += "The training time each campaign run recorded at its last refit: runs shared the 2 \
+           cores with each other (2 at once, each fit's restarts in parallel) and with other \
+           engineers' work, many at a load of 6–21 (campaign.sh), so these cells carry that load \
+           and are not comparable across problems or with the table above; GEngine \
+           FullTransLMC has no run.\n\n";
+    md += &table(args, runs, &t4, 4, &time, paper_table4);
+    md += &warm_replay(args)?;
     md += "* Where GEngine's time goes (`cargo run --release -p trustgp --example \
            safe_fit_profile -- ../shared/data 70 120 170 220`): the last refit fits the target \
            group only (the source group is fitted and factorised once, at the first update), on \
            N = 220 rows in D = 13 (gp1d: N = 60, D = 1); one evaluation of log p(y_t | y_s) is \
-           O(N³) and independent of N_source (about 1 ms at N = 220), and a fit takes 500–1300 evaluations over \
-           their 7 starts. The growth from gp1d to GEngine is that of N³ · evaluations, not \
+           O(N³) and independent of N_source (about 1 ms at N = 220), and a fit takes 500–1300 \
+           evaluations over their 7 starts (the replay's `evaluations` column counts them). The growth from gp1d to GEngine is that of N³ · evaluations, not \
            avoidable work; see docs/decisions.md (\"Table 4\").\n";
 
     // Table 5.

@@ -3,11 +3,12 @@
 //! previous optimum and the initial values only), for EffTransHGP and SAL, on the data of a
 //! stored EffTransHGP run (its initial points and queries, so both see the same data).
 //!
-//! For each problem and seed, each model is fitted (cold) at the refit before the last, then
-//! its last refit is timed (best of 3, from the same state) cold and warm; printed are the
-//! seconds of both outputs together and the log marginal likelihood each reaches (summed over
-//! the outputs; EffTransHGP's is that of (sources, target), whose source part is the same for
-//! both). Then, per method and mode, the spread max/min of the per-problem mean times:
+//! Each (problem, seed, method, mode) is one [`replay_last_refit`]: the model is fitted at the
+//! refit before the last, then its last refit is timed (one thread); printed are the seconds
+//! of all outputs together and the log marginal likelihood each reaches (summed over the
+//! outputs; EffTransHGP's is that of (sources, target), whose source part is the same for
+//! both). Then, per method and mode, the spread max/min of the per-problem mean times. (The
+//! like-for-like Table 4 of all five methods is `experiments safe-table4`.)
 //!
 //! ```text
 //! cargo run --release -p trustgp --example safe_refit_replay -- ../shared/data results/safe 0,1,2
@@ -16,11 +17,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use faer::Mat;
-use trustgp::models::transfer::{EfficientHgp, SingleTaskGp, TransferFitOptions};
 use trustgp::sequential::safe::benchmarks::{safe_benchmark, BenchmarkOptions};
-use trustgp::sequential::safe::scaling::UnitBox;
-use trustgp::sequential::safe::{sal_fit_options, FunctionModel, SafeBenchmark, SourceTask};
+use trustgp::sequential::safe::replay::replay_last_refit;
+use trustgp::sequential::safe::{function_model_with, TargetScaling, TransferMethod};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -30,23 +29,6 @@ fn main() {
     if let Err(e) = run() {
         eprintln!("error: {e}");
         std::process::exit(1);
-    }
-}
-
-/// The two models compared, each with what it reaches.
-trait Timed: FunctionModel + Clone {
-    fn objective(&self) -> f64;
-}
-
-impl Timed for EfficientHgp {
-    fn objective(&self) -> f64 {
-        self.lml().unwrap_or(f64::NAN)
-    }
-}
-
-impl Timed for SingleTaskGp {
-    fn objective(&self) -> f64 {
-        self.exact().map_or(f64::NAN, |g| g.lml())
     }
 }
 
@@ -85,38 +67,45 @@ fn run() -> Result<(), BoxError> {
                 .collect::<Option<_>>()
                 .ok_or("a query without an index")?;
             let bench = safe_benchmark(problem, seed, &options)?;
-            let data = Replay::new(&bench, &queries)?;
-            for (method, cold, warm) in [
-                ("efficient-hgp", TransferFitOptions::default(), None),
-                // SAL as the runs fit it on this data set (GEngine: the engine scripts').
-                ("sal", sal_fit_options(bench.sal_fit), None),
-            ]
-            .map(|(m, o, _): (&str, TransferFitOptions, Option<()>)| {
-                let w = TransferFitOptions {
-                    warm_restarts: Some(0),
-                    ..o.clone()
-                };
-                (m, o, w)
-            }) {
-                let (tc, lc, tw, lw) = if method == "sal" {
-                    data.compare(
-                        |_| SingleTaskGp::new(cold.clone()),
-                        |_| SingleTaskGp::new(warm.clone()),
-                    )?
-                } else {
-                    data.compare(
-                        |s: SourceTask| EfficientHgp::new(vec![s], cold.clone()).unwrap(),
-                        |s: SourceTask| EfficientHgp::new(vec![s], warm.clone()).unwrap(),
-                    )?
-                };
-                println!(
-                    "{problem} seed {seed} {method}: N {} last refit cold {tc:.4} s (lml {lc:.3}), \
-                     warm {tw:.4} s (lml {lw:.3}), {:.1}× faster",
-                    data.n_last,
-                    tc / tw
-                );
-                times.entry((method, "cold")).or_default().push(tc);
-                times.entry((method, "warm")).or_default().push(tw);
+            for (method, transfer) in [
+                ("efficient-hgp", TransferMethod::EfficientHgp),
+                ("sal", TransferMethod::None),
+            ] {
+                let mut line = format!("{problem} seed {seed} {method}:");
+                let mut cold_seconds = 0.0;
+                for (mode, warm) in [("cold", None), ("warm", Some(0))] {
+                    // SAL as the runs fit it on this data set (GEngine: the engine scripts'),
+                    // without the source data.
+                    let factory = |_: usize, sources| {
+                        let sources = if transfer == TransferMethod::None {
+                            Vec::new()
+                        } else {
+                            sources
+                        };
+                        function_model_with(transfer, sources, warm, bench.sal_fit)
+                    };
+                    let r = replay_last_refit(
+                        &bench,
+                        &queries,
+                        bench.refit_every,
+                        TargetScaling::Identity,
+                        &factory,
+                        seed,
+                    )?;
+                    line += &format!(
+                        " N {} last refit {mode} {:.4} s (lml {:.3}),",
+                        r.n_target,
+                        r.seconds,
+                        r.log_evidence.unwrap_or(f64::NAN)
+                    );
+                    if warm.is_none() {
+                        cold_seconds = r.seconds;
+                    } else {
+                        line += &format!(" {:.1}× faster", cold_seconds / r.seconds);
+                    }
+                    times.entry((method, mode)).or_default().push(r.seconds);
+                }
+                println!("{line}");
             }
         }
         for (key, v) in times {
@@ -138,96 +127,4 @@ fn run() -> Result<(), BoxError> {
         );
     }
     Ok(())
-}
-
-/// A stored run's data in model units: the unit-box inputs of the initial points and queries,
-/// each output's values, its source tasks, and the last two refit sizes.
-struct Replay {
-    x: Mat<f64>,
-    y: Vec<Vec<f64>>,
-    sources: Vec<SourceTask>,
-    n_previous: usize,
-    n_last: usize,
-}
-
-impl Replay {
-    fn new(bench: &SafeBenchmark, queries: &[usize]) -> Result<Self, BoxError> {
-        let unit = UnitBox::new(&bench.bounds)?;
-        let xc = unit.to_unit(bench.candidates.x.as_ref(), "candidates")?;
-        let xi = unit.to_unit(bench.initial.x.as_ref(), "initial")?;
-        let (n0, d) = (xi.nrows(), unit.dims());
-        let n = n0 + queries.len();
-        let x = Mat::from_fn(n, d, |i, c| {
-            if i < n0 {
-                xi[(i, c)]
-            } else {
-                xc[(queries[i - n0], c)]
-            }
-        });
-        let outputs = bench.initial.outputs.ncols();
-        let y = (0..outputs)
-            .map(|j| {
-                (0..n)
-                    .map(|i| {
-                        if i < n0 {
-                            bench.initial.outputs[(i, j)]
-                        } else {
-                            bench.candidates.outputs[(queries[i - n0], j)]
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        let source = &bench.sources[0];
-        let xs = unit.to_unit(source.x.as_ref(), "sources")?;
-        let sources = (0..outputs)
-            .map(|j| SourceTask {
-                x: xs.clone(),
-                y: source.output(j),
-            })
-            .collect();
-        // The run refits before queries 0, k, 2k, …: its last refit saw n0 + k·⌊q/k⌋ points.
-        let k = bench.refit_every;
-        let last = queries.len() / k * k;
-        Ok(Replay {
-            x,
-            y,
-            sources,
-            n_previous: n0 + last.saturating_sub(k),
-            n_last: n0 + last,
-        })
-    }
-
-    /// The last refit's seconds (best of 3) and objective, cold then warm, summed over the
-    /// outputs; both models are first fitted at the previous refit (cold either way).
-    fn compare<M: Timed>(
-        &self,
-        cold: impl Fn(SourceTask) -> M,
-        warm: impl Fn(SourceTask) -> M,
-    ) -> Result<(f64, f64, f64, f64), BoxError> {
-        let mut out = (0.0, 0.0, 0.0, 0.0);
-        for (j, y) in self.y.iter().enumerate() {
-            let x_prev = self.x.subrows(0, self.n_previous);
-            let x_last = self.x.subrows(0, self.n_last);
-            let mut models = [cold(self.sources[j].clone()), warm(self.sources[j].clone())];
-            for m in &mut models {
-                m.update(x_prev, &y[..self.n_previous], true, 7)?;
-            }
-            let mut result = [(f64::INFINITY, 0.0); 2];
-            for (m, r) in models.iter().zip(&mut result) {
-                for _ in 0..3 {
-                    // The model's own fit time, as Table 4 (not the conditioning after it).
-                    let mut fresh = m.clone();
-                    fresh.update(x_last, &y[..self.n_last], true, 8)?;
-                    r.0 = r.0.min(fresh.fit_seconds());
-                    r.1 = fresh.objective();
-                }
-            }
-            out.0 += result[0].0;
-            out.1 += result[0].1;
-            out.2 += result[1].0;
-            out.3 += result[1].1;
-        }
-        Ok(out)
-    }
 }

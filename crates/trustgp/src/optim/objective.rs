@@ -164,6 +164,7 @@ impl<'a, O: Objective + ?Sized> Evaluator<'a, O> {
     /// not a property of the point.
     pub(crate) fn eval(&mut self, x: &[f64]) -> Result<Eval, OptimError> {
         self.n_evals += 1;
+        super::counter::count_evaluation();
         let evaluated = if self.curvature_wanted {
             self.obj.eval_with_curvature(x)
         } else {

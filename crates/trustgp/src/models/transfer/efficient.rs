@@ -533,6 +533,10 @@ impl FunctionModel for EfficientHgp {
     fn fit_seconds(&self) -> f64 {
         self.fit_seconds
     }
+
+    fn log_evidence(&self) -> Option<f64> {
+        self.lml()
+    }
 }
 
 /// Whether `x` extends `old` by appended rows (the first rows bitwise equal).

@@ -319,4 +319,8 @@ impl FunctionModel for LmcTransfer {
     fn fit_seconds(&self) -> f64 {
         self.fit_seconds
     }
+
+    fn log_evidence(&self) -> Option<f64> {
+        self.lml()
+    }
 }

@@ -178,4 +178,8 @@ impl FunctionModel for SingleTaskGp {
     fn fit_seconds(&self) -> f64 {
         self.fit_seconds
     }
+
+    fn log_evidence(&self) -> Option<f64> {
+        self.exact().map(ExactGp::lml)
+    }
 }

@@ -23,6 +23,7 @@ mod error;
 pub mod factory;
 pub mod metrics;
 pub mod propose;
+pub mod replay;
 pub mod run;
 pub mod safe_set;
 pub mod scaling;
@@ -234,4 +235,11 @@ pub trait FunctionModel: Send + Sync {
 
     /// Seconds spent in the last hyperparameter fit (0 when the last update did not refit).
     fn fit_seconds(&self) -> f64;
+
+    /// The log marginal likelihood the model's current hyperparameters reach on the data of
+    /// its last update, as its fit maximises it (a transfer GP: of the source and target data
+    /// together); `None` before the first update or for a model that does not fit one.
+    fn log_evidence(&self) -> Option<f64> {
+        None
+    }
 }

@@ -245,7 +245,7 @@ fn plan(bench: &SafeBenchmark, options: &SafeRunOptions) -> Result<Plan, SafeErr
 
 /// A seed for the fit of output `j` after `k` queries: the run's seed mixed (SplitMix64's
 /// finaliser) so that neighbouring runs and steps do not share streams.
-fn fit_seed(seed: u64, k: usize, j: usize) -> u64 {
+pub(super) fn fit_seed(seed: u64, k: usize, j: usize) -> u64 {
     let mut z = seed
         .wrapping_add((k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .wrapping_add((j as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
@@ -296,12 +296,7 @@ pub fn run_benchmark(
         }
     }
     let initial_x = unit.to_unit(bench.initial.x.as_ref(), "initial target inputs")?;
-    let initial_scaling = output_scaling(&bench.initial, "the initial target data")?;
-    let target_scaling = match options.target_scaling {
-        TargetScaling::InitialData => initial_scaling,
-        TargetScaling::Sources => output_scaling(&stacked_sources(bench)?, "the source tasks")?,
-        TargetScaling::Identity => Standardizer::identity(d, plan.n_outputs),
-    };
+    let target_scaling = target_map(bench, options.target_scaling, d, plan.n_outputs)?;
     let constraints = bench
         .constraints
         .iter()
@@ -312,13 +307,7 @@ pub fn run_benchmark(
     let test_x = unit.to_unit(bench.test.x.as_ref(), "test inputs")?;
     let test_y = bench.test.output(0);
 
-    // The sources share the target's map unless the target is scaled by its own initial
-    // data: a transfer model relates source and target values, so both must be in the same
-    // units (for the hierarchical GP the target is the source plus a residual).
-    let source_scaling = match options.target_scaling {
-        TargetScaling::InitialData => None,
-        TargetScaling::Sources | TargetScaling::Identity => Some(&target_scaling),
-    };
+    let source_scaling = source_map(options.target_scaling, &target_scaling);
     let mut models = build_models(bench, &unit, plan.n_outputs, source_scaling, make_model)?;
 
     let initial_y = target_scaling.transform_y(bench.initial.outputs.as_ref());
@@ -449,6 +438,31 @@ pub fn run_benchmark(
     })
 }
 
+/// The map of the target's outputs (and thresholds) into model units under `scaling`.
+pub(super) fn target_map(
+    bench: &SafeBenchmark,
+    scaling: TargetScaling,
+    d: usize,
+    n_outputs: usize,
+) -> Result<Standardizer, SafeError> {
+    Ok(match scaling {
+        TargetScaling::InitialData => output_scaling(&bench.initial, "the initial target data")?,
+        TargetScaling::Sources => output_scaling(&stacked_sources(bench)?, "the source tasks")?,
+        TargetScaling::Identity => Standardizer::identity(d, n_outputs),
+    })
+}
+
+/// The map of the source tasks' outputs: the target's unless the target is scaled by its own
+/// initial data (`None`: each source by its own statistics). A transfer model relates source
+/// and target values, so both must be in the same units (for the hierarchical GP the target is
+/// the source plus a residual).
+pub(super) fn source_map(scaling: TargetScaling, target: &Standardizer) -> Option<&Standardizer> {
+    match scaling {
+        TargetScaling::InitialData => None,
+        TargetScaling::Sources | TargetScaling::Identity => Some(target),
+    }
+}
+
 /// Every source task's outputs stacked into one task, for their statistics (the inputs are
 /// zeros: only output statistics are used, and the inputs are checked where they are used).
 fn stacked_sources(bench: &SafeBenchmark) -> Result<TaskData, SafeError> {
@@ -475,7 +489,7 @@ fn stacked_sources(bench: &SafeBenchmark) -> Result<TaskData, SafeError> {
 
 /// One model per output column, each given the source tasks' data for its column (inputs in
 /// the unit box, outputs standardised by the source's own statistics).
-fn build_models(
+pub(super) fn build_models(
     bench: &SafeBenchmark,
     unit: &UnitBox,
     n_outputs: usize,

@@ -5,6 +5,7 @@ mod continuous;
 mod metrics;
 mod model;
 mod propose;
+mod replay;
 mod run;
 mod safe_set;
 mod scaling;

@@ -39,7 +39,7 @@ fn task(xs: &[f64], y: Mat<f64>) -> TaskData {
 }
 
 /// A GP1D-like benchmark on [−1, 0.9]: safe where q ≥ 0, initial data in the left region.
-fn gp1d(two: bool, seed: u64) -> SafeBenchmark {
+pub(super) fn gp1d(two: bool, seed: u64) -> SafeBenchmark {
     let mut rng = StdRng::seed_from_u64(seed);
     let (lo, hi) = (-1.0, 0.9);
     let cand: Vec<f64> = (0..300).map(|_| rng.random_range(lo..hi)).collect();
