@@ -77,9 +77,8 @@ impl KernelGp {
         noise_ratio: f64,
     ) -> Result<KernelGp, SelectionError> {
         check(distances, evaluated, y)?;
-        if !(lengthscale.is_finite() && lengthscale > 0.0)
-            || !(noise_ratio.is_finite() && noise_ratio > 0.0)
-        {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !(positive(lengthscale) && positive(noise_ratio)) {
             return Err(SelectionError::Invalid(format!(
                 "kernel GP: expected a positive lengthscale and noise ratio, got {lengthscale} \
                  and {noise_ratio}"
