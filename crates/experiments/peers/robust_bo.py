@@ -383,8 +383,8 @@ def main():
         "",
         "Seeds: every run of seeds 0 to " f"{a.seeds - 1}" " whose file exists counts (n in each "
         "cell): 10 seeds for the exact surrogates and for CaGP and RCaGP (EULBO) with outliers "
-        "on Hartmann6, 6 for the exact surrogates on Rover60 and for Hartmann6's RCaGP LOO "
-        "centre, 3 elsewhere. † marks cells whose runs predate a later change of the code "
+        "on Hartmann6, 6 for the exact surrogates and for CaGP and RCaGP (EULBO) with outliers on "
+        "Rover60 and for Hartmann6's RCaGP LOO centre, 3 elsewhere. † marks cells whose runs predate a later change of the code "
         "(listed under each table with the change; not rerun for lack of CPU time). The "
         "exact-surrogate rows (GP, RCGP) use neither EULBO nor the sparse surrogates' noise: "
         "their code path is unchanged.",
