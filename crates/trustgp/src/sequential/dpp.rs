@@ -13,15 +13,21 @@
 //!
 //! because `det L_{S ∪ {i}} = det L_S · d_i`. The step costs one kernel column and O(N |S|), so
 //! the selection costs O(N k) kernel evaluations and O(N k²) flops, and `L` is never formed.
-//! Selection stops at the requested size, or when the largest residual falls below the
-//! threshold (`10⁻⁶` in the spec): the rest of the candidates are then (numerically) in the span
-//! of the selected ones, and adding them would make `L_S` singular.
+//! Selection stops at the requested size, or when no candidate of positive quality is left
+//! whose kernel residual variance `K_ii − c_iᵀc_i / q_i²` is above the threshold (`10⁻⁶` in the
+//! spec) times its prior variance `K_ii`: the rest of the candidates are then (numerically) in
+//! the span of the selected ones, and adding them would make `L_S` singular. The threshold is
+//! relative to `K_ii` and leaves `q` out, so it measures the kernel's numerical rank whatever
+//! the scales of the kernel and of the qualities: an absolute threshold on `L`'s residual
+//! stopped a DPP-BO selection after one pick when the surrogate's kernel variance was 0.035
+//! and most expected improvements were small (issue 22, `docs/decisions.md`).
 
 use faer::MatRef;
 
 use crate::kernels::Kernel;
 
-/// The default residual below which selection stops (`rcagp.md` §3.5).
+/// The default relative residual variance below which a candidate counts as in the span of
+/// the selected ones (`rcagp.md` §3.5).
 pub const DPP_RESIDUAL_TOLERANCE: f64 = 1e-6;
 
 /// Invalid input to [`dpp_select`].
@@ -80,14 +86,11 @@ impl DppSelection {
 }
 
 /// Greedy MAP of the DPP with L-ensemble `diag(q) k(C, C) diag(q)` over the rows of
-/// `candidates`: at most `size` rows, fewer when the largest residual falls below `tolerance`
-/// (use [`DPP_RESIDUAL_TOLERANCE`]). Ties go to the lowest index, so the result is
-/// deterministic; a candidate of quality 0 is never selected.
-///
-/// The picks do not change when every quality is multiplied by the same constant, but the
-/// residual compared with `tolerance` is `L`'s (it carries `q²`): with small qualities (an
-/// expected improvement of 10⁻³ gives `q² = 10⁻⁶`) divide them by their maximum first, so that
-/// the tolerance measures the kernel's numerical rank rather than the size of `q`.
+/// `candidates`: at most `size` rows, fewer when every remaining candidate of positive quality
+/// has a kernel residual variance below `tolerance` times its prior variance (use
+/// [`DPP_RESIDUAL_TOLERANCE`]). Ties go to the lowest index, so the result is deterministic; a
+/// candidate of quality 0 is never selected. The picks do not change when every quality, or
+/// the kernel, is multiplied by a positive constant.
 ///
 /// # Errors
 /// Quality values that are not one finite non-negative number per candidate, a non-finite
@@ -135,8 +138,14 @@ pub fn dpp_select(
     let size = size.min(n);
     // residual[i] = q_i² (K_ii − Σ_k c_k[i]²); factor[k] is column k of the pivoted Cholesky
     // factor of L (zero at the rows already selected).
-    let mut residual: Vec<f64> = (kernel.diag(candidates).iter().zip(quality))
+    let prior = kernel.diag(candidates);
+    let mut residual: Vec<f64> = (prior.iter().zip(quality))
         .map(|(k, q)| q * q * k)
+        .collect();
+    // A candidate can be picked while its residual, divided by q², is above `tolerance` times
+    // its prior variance (the comparison is written without the division, as q may be tiny).
+    let floor: Vec<f64> = (prior.iter().zip(quality))
+        .map(|(k, q)| tolerance * q * q * k)
         .collect();
     let mut factor: Vec<Vec<f64>> = Vec::with_capacity(size);
     let mut out = DppSelection {
@@ -146,7 +155,7 @@ pub fn dpp_select(
     let mut taken = vec![false; n];
     while out.indices.len() < size {
         let Some((pick, best)) = (0..n)
-            .filter(|&i| !taken[i])
+            .filter(|&i| !taken[i] && residual[i] > floor[i] && residual[i] > 0.0)
             .map(|i| (i, residual[i]))
             .fold(None, |acc: Option<(usize, f64)>, (i, r)| match acc {
                 Some((_, b)) if b >= r => acc,
@@ -155,9 +164,6 @@ pub fn dpp_select(
         else {
             break;
         };
-        if best < tolerance || best <= 0.0 {
-            break;
-        }
         taken[pick] = true;
         out.indices.push(pick);
         out.residuals.push(best);
@@ -287,8 +293,8 @@ mod tests {
         // The size bound binds first.
         let two = dpp_select(c.as_ref(), &kernel(), &[1.0; 9], 2, DPP_RESIDUAL_TOLERANCE).unwrap();
         assert_eq!(two.indices, sel.indices[..2]);
-        // A tolerance just above the third residual stops after two.
-        let tol = sel.residuals[2] * (1.0 + 1e-9);
+        // A tolerance just above the third residual (relative to K_ii = 1.3) stops after two.
+        let tol = sel.residuals[2] / 1.3 * (1.0 + 1e-9);
         let early = dpp_select(c.as_ref(), &kernel(), &[1.0; 9], 9, tol).unwrap();
         assert_eq!(early.indices, sel.indices[..2]);
         // Zero quality is never selected.
@@ -296,6 +302,33 @@ mod tests {
         q[sel.indices[0]] = 0.0;
         let zeroed = dpp_select(c.as_ref(), &kernel(), &q, 9, DPP_RESIDUAL_TOLERANCE).unwrap();
         assert!(!zeroed.indices.contains(&sel.indices[0]));
+    }
+
+    #[test]
+    fn the_picks_and_the_stopping_rule_ignore_the_scales_of_the_kernel_and_of_the_quality() {
+        // Issue 22: an absolute threshold on L's residual stopped a DPP-BO selection after one
+        // pick for a kernel of variance 0.035 and small qualities. Scaling the kernel by 1e-4
+        // and the qualities by 1e-3 must change neither the picks nor their number.
+        let c = candidates(20, 2);
+        let q: Vec<f64> = (0..20)
+            .map(|i| 0.2 + (i as f64 * 0.9).cos().abs())
+            .collect();
+        let base = dpp_select(c.as_ref(), &kernel(), &q, 12, DPP_RESIDUAL_TOLERANCE).unwrap();
+        assert_eq!(base.indices.len(), 12);
+        let small_kernel = Kernel::parse("const(1.3e-4) * se(ls=0.7)").unwrap();
+        let small_q: Vec<f64> = q.iter().map(|v| v * 1e-3).collect();
+        let scaled = dpp_select(
+            c.as_ref(),
+            &small_kernel,
+            &small_q,
+            12,
+            DPP_RESIDUAL_TOLERANCE,
+        )
+        .unwrap();
+        assert_eq!(scaled.indices, base.indices);
+        for (a, b) in scaled.residuals.iter().zip(&base.residuals) {
+            assert!((a / (b * 1e-10) - 1.0).abs() < 1e-9, "{a} vs {b}");
+        }
     }
 
     #[test]

@@ -98,9 +98,20 @@ pub fn dpp_surrogate(
     })
 }
 
+/// The least DPP quality of a training input, relative to the largest ([`dpp_quality`]). A
+/// confident surrogate's expected improvement underflows to zero, or nearly, at most training
+/// inputs (Hartmann6, 60 evaluations: RCaGP's posterior sd there was 0.02–0.17 and 1–2 units
+/// below the incumbent), and a DPP over such qualities stops after the few rows with a
+/// usable EI: RCaGP got one inducing input, fitted a flat model and never improved on its
+/// initial design in 100 evaluations (issue 22, `docs/decisions.md`). With the floor the
+/// rows of non-negligible EI are still picked first (their `q²` is at least 10⁸ times larger)
+/// and the remaining slots of `|Z|` go to the most diverse of the rest, as plain pivoted
+/// Cholesky would choose them.
+pub const DPP_QUALITY_FLOOR: f64 = 1e-4;
+
 /// The DPP's quality of each row of `xs`: expected improvement over the best posterior mean at
-/// `xs`, divided by its maximum (so the residual tolerance measures the kernel's rank, not the
-/// size of EI); all ones when every EI is zero.
+/// `xs`, divided by its maximum and floored at [`DPP_QUALITY_FLOOR`]; all ones when every EI is
+/// zero.
 ///
 /// # Errors
 /// Those of the posterior.
@@ -113,7 +124,9 @@ pub fn dpp_quality(posterior: &dyn Posterior, xs: MatRef<'_, f64>) -> Result<Vec
     .values(xs)?;
     let top = ei.iter().copied().fold(0.0, f64::max);
     Ok(if top > 0.0 && top.is_finite() {
-        ei.iter().map(|v| v / top).collect()
+        ei.iter()
+            .map(|v| (v / top).max(DPP_QUALITY_FLOOR))
+            .collect()
     } else {
         vec![1.0; ei.len()]
     })

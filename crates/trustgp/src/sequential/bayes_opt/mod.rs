@@ -43,7 +43,9 @@ use faer::Mat;
 use serde::{Deserialize, Serialize};
 
 pub use self::design::design_point;
-pub use self::dpp_step::{dpp_quality, dpp_surrogate, DppSurrogate, DPP_INDUCING, DPP_MODELS};
+pub use self::dpp_step::{
+    dpp_quality, dpp_surrogate, DppSurrogate, DPP_INDUCING, DPP_MODELS, DPP_QUALITY_FLOOR,
+};
 pub use self::eulbo_step::{eulbo_incumbent, eulbo_refine, EULBO_MODELS};
 pub use self::expert::{
     simulated_correction, Correction, ExpertPrior, EXPERT_EVERY, EXPERT_MODELS,
