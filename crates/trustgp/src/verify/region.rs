@@ -2,6 +2,11 @@
 
 use super::VerifyError;
 
+/// The largest magnitude of a box coordinate: squared distances between coordinates (divided by
+/// a lengthscale's square) must stay finite for the kernel bounds to mean anything; beyond
+/// about `1e154` they overflow to `inf` and the bounds' arithmetic turns `inf − inf` into NaN.
+pub const MAX_COORDINATE: f64 = 1e100;
+
 /// An axis-aligned box `[lower, upper]` of inputs (a coordinate with `lower == upper` is fixed).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Region {
@@ -15,7 +20,8 @@ impl Region {
     /// The box `[lower, upper]`.
     ///
     /// # Errors
-    /// If the corners differ in length, an entry is not finite, or `lower > upper` somewhere.
+    /// If the corners differ in length, an entry is not finite or exceeds [`MAX_COORDINATE`] in
+    /// magnitude, or `lower > upper` somewhere.
     pub fn new(lower: Vec<f64>, upper: Vec<f64>) -> Result<Region, VerifyError> {
         if lower.len() != upper.len() {
             return Err(VerifyError::Invalid(format!(
@@ -28,6 +34,13 @@ impl Region {
             if !(l.is_finite() && u.is_finite()) {
                 return Err(VerifyError::Invalid(format!(
                     "box coordinate {j}: [{l}, {u}] is not finite"
+                )));
+            }
+            if l.abs().max(u.abs()) > MAX_COORDINATE {
+                return Err(VerifyError::Invalid(format!(
+                    "box coordinate {j}: [{l:e}, {u:e}] exceeds {MAX_COORDINATE:e} in magnitude \
+                     (in the model's standardised units; squared distances would overflow): use \
+                     a smaller radius"
                 )));
             }
             if l > u {

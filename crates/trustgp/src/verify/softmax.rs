@@ -490,15 +490,20 @@ pub struct SoftmaxDecision {
     pub predicted: usize,
     /// A sound lower bound of `min_T π_ŷ`.
     pub lower: f64,
-    /// A sound upper bound of `max_T π_j` for every other class `j`, in class order (`NaN` at `ŷ`).
+    /// A sound upper bound of `max_T π_j` for every other class `j`, in class order: `NaN` at
+    /// `ŷ`, and at the classes not searched once the rule had failed on an earlier one.
     pub others_upper: Vec<f64>,
     /// `lower > max_j others_upper[j]`: the decision cannot flip anywhere in the box.
     pub certified: bool,
 }
 
 /// The decision rule of spec §2.1 (Eq. 7): certified when the predicted class's probability
-/// bound from below exceeds every other class's bound from above, over `region`. Each other
-/// class's search stops as soon as it is decided against the first bound.
+/// bound from below exceeds every other class's bound from above, over `region`. The predicted
+/// class's minimum is searched to the tolerance (a bound stopped just above the others' values
+/// at `x*` would be below their maxima over the box, and the rule would fail where a tighter
+/// bound decides it); when that bound exceeds ½ the probabilities' sum of 1 bounds every other
+/// class by `1 − lower` without a search. Otherwise each other class's search stops as soon as
+/// it is decided against the first bound.
 ///
 /// # Errors
 /// As for [`verify_softmax`], or `x_star` outside `region`.
@@ -523,25 +528,29 @@ pub fn softmax_decision(
         form,
         class: predicted,
     };
-    // The others' certified values at x* are a floor under their maxima: once π_ŷ is found
-    // below it somewhere, or bounded above it everywhere, the first half of the rule is decided.
+    // The others' certified values at x* are a floor under their maxima: a lower bound of π_ŷ
+    // at or below it cannot satisfy the rule.
     let floor = bracket
         .iter()
         .enumerate()
         .filter(|(c, _)| *c != predicted)
         .map(|(_, v)| v.0)
         .fold(0.0, f64::max);
-    let min = branch_and_bound(
-        &p,
-        region,
-        Sense::Min,
-        &BnbOptions {
-            decide_at: Some(floor),
-            ..options.clone()
-        },
-    );
+    let min = branch_and_bound(&p, region, Sense::Min, options);
     let lower = min.bound;
     let mut others_upper = vec![f64::NAN; form.n_classes()];
+    if lower > 0.5 {
+        // π_j ≤ 1 − π_ŷ ≤ 1 − lower < lower for every other class j.
+        for c in (0..form.n_classes()).filter(|c| *c != predicted) {
+            others_upper[c] = 1.0 - lower;
+        }
+        return Ok(SoftmaxDecision {
+            predicted,
+            lower,
+            others_upper,
+            certified: true,
+        });
+    }
     let mut certified = lower > floor;
     for c in (0..form.n_classes()).filter(|c| *c != predicted) {
         if !certified {

@@ -8,12 +8,16 @@
 //! [`Bernoulli`] likelihood, a zero prior mean and every row in one group. The Bernoulli
 //! log densities are concave, so the mode is unique and `W = −∇∇ log p(y|f̂) > 0`: the
 //! evidence (what a fit evaluates) uses the machinery's log-concave form
-//! `B = I + W½KW½` (no factor of `K`, one Cholesky per Newton step); the fitted model keeps
-//! the generic `K = LLᵀ`, `B = I + LᵀWL` factors its posterior is held in.
+//! `B = I + W½KW½` (no factor of `K`, one Cholesky per Newton step); the fitted model's mode
+//! comes from the generic `K = LLᵀ`, `B = I + LᵀWL` search (how a model file is reloaded).
 //!
 //! The fitted posterior is linear-Gaussian (`adversarial-bounds.md` §2.2): support `X`,
-//! `t = ∇ log p(y|f̂) (= K⁻¹f̂)`, `S = (K + W⁻¹)⁻¹`, held as `K⁻¹ − L⁻ᵀB⁻¹L⁻¹` with `K = LLᵀ`,
-//! `B = I + LᵀWL = L_B L_Bᵀ` (the machinery's factors, so no matrix is formed to hand it out).
+//! `t = ∇ log p(y|f̂) (= K⁻¹f̂)`, `S = (K + W⁻¹)⁻¹`, held as `W½ B⁻¹ W½` with
+//! `B = I + W½KW½ = L_B L_Bᵀ` (R&W Alg. 3.2). `B ⪰ I` is well conditioned whatever `K` is; the
+//! generic factors' equal `K⁻¹ − L⁻ᵀ(I + LᵀWL)⁻¹L⁻¹` is a difference of two matrices of the size
+//! of `K⁻¹`, which for a smooth kernel (an SE's `K` needs jitter) loses the variance's digits
+//! once `S` is materialised, as verification does
+//! (`the_posterior_form_is_accurate_where_k_is_ill_conditioned`).
 
 use std::borrow::Cow;
 
@@ -87,8 +91,12 @@ pub struct BinaryLaplace {
     kernel: Kernel,
     likelihood: Bernoulli,
     x: Mat<f64>,
-    chol: Cholesky,
-    lb: Mat<f64>,
+    /// The jitter the factorisation of `K` needed in the mode search.
+    k_jitter: f64,
+    /// `W½` at the mode, as a diagonal matrix (the projection of the form's term).
+    sqrt_w: Mat<f64>,
+    /// `B = I + W½KW½ = L_B L_Bᵀ` at the mode.
+    lb: Cholesky,
     t: Vec<f64>,
     mode: Vec<f64>,
     lml: f64,
@@ -306,12 +314,33 @@ impl BinaryLaplace {
         };
         let likelihood = Bernoulli::new(link);
         let (lap, st) = evaluate(&kernel, &data, &[likelihood], alpha, false, MODE_TOL)?;
+        let n = y.len();
+        // The Bernoulli is log-concave: W = −∂² log p ≥ 0 at every f.
+        let s = st
+            .d
+            .iter()
+            .map(|d| (-d.d2 >= 0.0).then(|| (-d.d2).sqrt()))
+            .collect::<Option<Vec<f64>>>()
+            .ok_or_else(|| {
+                ModelError::Invalid("W < 0 at the Laplace mode of a Bernoulli likelihood".into())
+            })?;
+        let k = kernel.matrix(x);
+        let b = Mat::from_fn(n, n, |i, j| {
+            let v = s[i] * k[(i, j)] * s[j];
+            if i == j {
+                1.0 + v
+            } else {
+                v
+            }
+        });
+        let lb = Cholesky::factor(&b, "Laplace matrix B = I + W½KW½", parallelism_for(n))?;
         Ok(BinaryLaplace {
             kernel,
             likelihood,
             x: x.to_owned(),
-            chol: st.chol,
-            lb: st.lb,
+            k_jitter: st.chol.jitter(),
+            sqrt_w: Mat::from_fn(n, n, |i, j| if i == j { s[i] } else { 0.0 }),
+            lb,
             t: st.d.iter().map(|d| d.d1).collect(),
             mode: lap.mode,
             lml: lap.value,
@@ -372,7 +401,7 @@ impl BinaryLaplace {
 
     /// The jitter the factorisation of `K` needed.
     pub fn jitter(&self) -> f64 {
-        self.chol.jitter()
+        self.k_jitter
     }
 
     /// Reports of the optimiser starts (empty without optimisation).
@@ -407,24 +436,16 @@ impl LinearGaussianForm for BinaryLaplace {
     type Mean = Mean;
 
     fn linear_gaussian(&self) -> LinearGaussian<'_, Kernel, Mean> {
-        let l = self.chol.l();
         LinearGaussian::of_model(
             &self.kernel,
             Cow::Owned(Mean::Zero),
             self.x.as_ref(),
             &self.t,
-            vec![
-                Term::Chain {
-                    sign: 1.0,
-                    project: None,
-                    lower: vec![l],
-                },
-                Term::Chain {
-                    sign: -1.0,
-                    project: None,
-                    lower: vec![l, self.lb.as_ref()],
-                },
-            ],
+            vec![Term::Chain {
+                sign: 1.0,
+                project: Some(self.sqrt_w.as_ref()),
+                lower: vec![self.lb.l()],
+            }],
         )
     }
 }

@@ -661,6 +661,51 @@ fn branch_and_bound_closes_the_gap_to_epsilon_on_a_hand_built_form() {
     }
 }
 
+/// The decision's bound on the predicted class is as tight as a `--class` query's (it used to
+/// stop just above the other classes' values at `x*`, below their maxima over the box, so a box
+/// whose predicted class is provably above ½ was reported as not certified), and a bound above
+/// ½ certifies by the probabilities' sum.
+#[test]
+fn the_decision_bound_is_as_tight_as_the_class_query() {
+    let mf = hand_built();
+    let form = SoftmaxForm::new(&mf).unwrap();
+    let opts = BnbOptions {
+        tolerance: EPS_3,
+        max_iterations: 2000,
+        ..BnbOptions::default()
+    };
+    let argmax = |p: &Vec<f64>| (0..3).max_by(|&a, &b| p[a].total_cmp(&p[b])).unwrap();
+    let mut above_half = 0;
+    for k in 0..9 {
+        let c = -0.4 + 0.1 * k as f64;
+        let region = Region::new(vec![c - 0.05], vec![c + 0.05]).unwrap();
+        let d = softmax_decision(&form, &[c], &region, &opts).unwrap();
+        let v = verify_softmax(&form, d.predicted, &region, &opts).unwrap();
+        assert!(
+            (d.lower - v.lower).abs() <= EPS_3,
+            "box {k}: decision {} vs query {}",
+            d.lower,
+            v.lower
+        );
+        if d.lower > 0.5 {
+            above_half += 1;
+            assert!(d.certified, "box {k}: {d:?}");
+        }
+        if d.certified {
+            for j in 0..=20 {
+                let p = hand_built_truth(&mf, c - 0.05 + 0.005 * j as f64);
+                assert_eq!(argmax(&p), d.predicted, "box {k}");
+                for (other, upper) in d.others_upper.iter().enumerate() {
+                    if other != d.predicted {
+                        assert!(p[other] <= upper + GH_TOL, "box {k}, class {other}");
+                    }
+                }
+            }
+        }
+    }
+    assert!(above_half > 0, "no box exercised the sum rule");
+}
+
 /// Regression: the variance bound's remainder term used `λ_min ‖h‖²` as a lower bound of
 /// `δᵀSδ` even for `λ_min > 0` (where `δ = 0` gives 0), so well-conditioned `S` (a multi-class
 /// Laplace block) got variance upper bounds below sampled values.
