@@ -36,6 +36,7 @@ mod vbks_forecast_data;
 mod vbks_real;
 mod vbks_real_data;
 mod vbks_synthetic;
+mod vbks_synthetic_exact;
 mod vbks_timing;
 
 use clap::{Parser, Subcommand};

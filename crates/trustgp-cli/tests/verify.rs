@@ -148,12 +148,13 @@ fn bad_input_is_a_clear_error() {
     let dir = scratch("verify", "errors");
     let model = fitted(&dir);
     let points = write(&dir, "points.csv", "a,b\n2.0,1.5\n");
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--radius", "-0.1"], "--radius"),
         // Squared distances of such a box overflow: an error, not a bound computed on inf.
         (&["--radius", "1e155"], "exceeds"),
         (&["--radius", "0.1", "--row", "5"], "--row 5"),
         (&["--radius", "0.1", "--features", "c"], "`c`"),
+        (&["--radius", "0.1", "--features", "a,a"], "named twice"),
         (
             &["--radius", "0.1", "--quantity", "probability"],
             "classifier",

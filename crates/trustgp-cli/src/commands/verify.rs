@@ -285,21 +285,23 @@ fn run_classifier(a: &VerifyArgs, clf: &Classifier, options: &BnbOptions) -> Res
 
 /// Indices of the named features among the model's inputs (all when none are named).
 fn feature_indices(names: Option<&[String]>, inputs: &[String]) -> Result<Vec<usize>, CliError> {
-    match names {
-        None => Ok((0..inputs.len()).collect()),
-        Some(ns) => ns
-            .iter()
-            .map(|n| {
-                inputs.iter().position(|i| i == n).ok_or_else(|| {
-                    format!(
-                        "--features: `{n}` is not an input of the model (inputs: {})",
-                        inputs.join(", ")
-                    )
-                    .into()
-                })
-            })
-            .collect(),
+    let Some(ns) = names else {
+        return Ok((0..inputs.len()).collect());
+    };
+    let mut out: Vec<usize> = Vec::with_capacity(ns.len());
+    for n in ns {
+        let j = inputs.iter().position(|i| i == n).ok_or_else(|| {
+            format!(
+                "--features: `{n}` is not an input of the model (inputs: {})",
+                inputs.join(", ")
+            )
+        })?;
+        if out.contains(&j) {
+            return Err(format!("--features: `{n}` is named twice").into());
+        }
+        out.push(j);
     }
+    Ok(out)
 }
 
 /// The JSON of one point's result (without `certified`, which depends on the model type).

@@ -468,7 +468,10 @@ fn the_posterior_form_is_accurate_where_k_is_ill_conditioned() {
                 (materialised - want).abs() < 1e-9 * kss[j],
                 "{link:?} point {j}: S materialised gives {materialised}, (K + W⁻¹)⁻¹ {want}"
             );
-            assert!((m.var[j] - want).abs() < 1e-9 * kss[j], "{link:?} point {j}");
+            assert!(
+                (m.var[j] - want).abs() < 1e-9 * kss[j],
+                "{link:?} point {j}"
+            );
         }
     }
 }
