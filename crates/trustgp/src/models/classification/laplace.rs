@@ -7,9 +7,8 @@
 //! ([`laplace_approximation`](crate::models::laplace::student_t::laplace_approximation)) with one
 //! [`Bernoulli`] likelihood, a zero prior mean and every row in one group. The Bernoulli
 //! log densities are concave, so the mode is unique and `W = −∇∇ log p(y|f̂) > 0`: the
-//! evidence (what a fit evaluates) uses the machinery's log-concave form
-//! `B = I + W½KW½` (no factor of `K`, one Cholesky per Newton step); the fitted model's mode
-//! comes from the generic `K = LLᵀ`, `B = I + LᵀWL` search (how a model file is reloaded).
+//! evidence (what a fit evaluates) and the fitted model both use the machinery's log-concave
+//! form `B = I + W½KW½` (no factor of `K`, so no jitter, one Cholesky per Newton step).
 //!
 //! The fitted posterior is linear-Gaussian (`adversarial-bounds.md` §2.2): support `X`,
 //! `t = ∇ log p(y|f̂) (= K⁻¹f̂)`, `S = (K + W⁻¹)⁻¹`, held as `W½ B⁻¹ W½` with
@@ -29,7 +28,7 @@ use crate::fit::pilot;
 use crate::fit::restarts::maximize;
 use crate::fit::{FitOptions, FitReport};
 use crate::kernels::{Covariance, Kernel};
-use crate::likelihoods::{Bernoulli, Link};
+use crate::likelihoods::{Bernoulli, Likelihood, Link};
 use crate::linalg::{parallelism_for, Cholesky};
 use crate::means::Mean;
 use crate::models::laplace::student_t::laplace::{
@@ -91,8 +90,6 @@ pub struct BinaryLaplace {
     kernel: Kernel,
     likelihood: Bernoulli,
     x: Mat<f64>,
-    /// The jitter the factorisation of `K` needed in the mode search.
-    k_jitter: f64,
     /// `W½` at the mode, as a diagonal matrix (the projection of the form's term).
     sqrt_w: Mat<f64>,
     /// `B = I + W½KW½ = L_B L_Bᵀ` at the mode.
@@ -313,11 +310,22 @@ impl BinaryLaplace {
             group: &group,
         };
         let likelihood = Bernoulli::new(link);
-        let (lap, st) = evaluate(&kernel, &data, &[likelihood], alpha, false, MODE_TOL)?;
+        // The log-concave form: no factor of K, so no jitter that a change of K in its last
+        // digits (a model file's parameters after exp(ln v)) could switch on or off. Where K is
+        // huge (a variance of 1e10) its Newton step cancels digits and may not converge; the
+        // generic form, on a jittered factor of K, still does.
+        let lik = [likelihood];
+        let lap =
+            match evaluate_log_concave_from(&kernel, &data, &lik, alpha, None, false, MODE_TOL) {
+                Ok((lap, _)) => lap,
+                Err(_) => evaluate(&kernel, &data, &lik, alpha, false, MODE_TOL)?.0,
+            };
         let n = y.len();
+        let d: Vec<_> = (0..n)
+            .map(|i| likelihood.latent_derivatives(y[i], lap.mode[i]))
+            .collect();
         // The Bernoulli is log-concave: W = −∂² log p ≥ 0 at every f.
-        let s = st
-            .d
+        let s = d
             .iter()
             .map(|d| (-d.d2 >= 0.0).then(|| (-d.d2).sqrt()))
             .collect::<Option<Vec<f64>>>()
@@ -338,10 +346,9 @@ impl BinaryLaplace {
             kernel,
             likelihood,
             x: x.to_owned(),
-            k_jitter: st.chol.jitter(),
             sqrt_w: Mat::from_fn(n, n, |i, j| if i == j { s[i] } else { 0.0 }),
             lb,
-            t: st.d.iter().map(|d| d.d1).collect(),
+            t: d.iter().map(|d| d.d1).collect(),
             mode: lap.mode,
             lml: lap.value,
             newton_iterations: lap.newton_iterations,
@@ -399,9 +406,10 @@ impl BinaryLaplace {
         self.mode_start.as_deref()
     }
 
-    /// The jitter the factorisation of `K` needed.
+    /// The jitter the factorisation of `B = I + W½KW½` needed (none unless `B ⪰ I` is
+    /// numerically singular; `K` itself is never factorised).
     pub fn jitter(&self) -> f64 {
-        self.k_jitter
+        self.lb.jitter()
     }
 
     /// Reports of the optimiser starts (empty without optimisation).
