@@ -43,6 +43,9 @@ fn max_radius(image: bool) -> f64 {
     }
 }
 
+/// One model's δ brackets: (data set, inference, budget, per point (found δ, bound δ)).
+type Bracket<'a> = (&'a str, &'a str, usize, Vec<(f64, f64)>);
+
 /// One model of the figure: which inference, at which budget, and how it was trained.
 struct Model {
     label: &'static str,
@@ -165,8 +168,7 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
     let mut log = std::fs::File::create(a.out.join("fig3.jsonl"))?;
     // (data set, budget, Laplace δ, EP δ)
     let mut pairs: Vec<(&str, usize, f64, f64)> = Vec::new();
-    // (data set, inference, budget, per point (found δ, bound δ))
-    let mut brackets: Vec<(&str, &str, usize, Vec<(f64, f64)>)> = Vec::new();
+    let mut brackets: Vec<Bracket> = Vec::new();
     let mut all_secs = Vec::new();
     for p in prepared {
         let n = a.points.min(p.perturbations.len());
@@ -248,7 +250,7 @@ pub fn run(a: &Args, prepared: &[Prepared]) -> Result<String, BoxError> {
 /// model, δ provably rose at a point when the larger budget's found δ exceeds the smaller
 /// budget's bound δ, and provably fell when the larger budget's bound δ is below the smaller
 /// budget's found δ; otherwise the searches' gaps leave it open.
-fn proven_changes(brackets: &[(&str, &str, usize, Vec<(f64, f64)>)]) -> String {
+fn proven_changes(brackets: &[Bracket]) -> String {
     let mut s = String::from(
         "Per point, the true δ lies between the found δ (max_found − min_found, at concrete \
          inputs) and the bound δ (sound); between consecutive budgets δ provably rose \
