@@ -77,3 +77,8 @@ nice -n 5 target/release/experiments safe-table4
 # seed 0 only: its benchmark took 664 s to build under the load); no FullTransHGP/LMC fit
 # finished (one GEngine FullTransLMC stand-in, seed 0, was stopped after 4.3 CPU-minutes).
 # then the summary, as at the top of results/safe_transfer.md.
+# Issue-23 follow-up 5 (2026-11-27 21:30 UTC, quiet machine): GEngine seeds 5-9 of SAL and
+# EffTransHGP, to decide the GEngine TP ordering (a tie at 5 seeds). The same command reproduced
+# the stored seeds 0-4's metrics exactly (into a scratch --runs-dir first).
+$E --methods sal,efficient-hgp --seeds 10 --problems gengine
+nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 10 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md

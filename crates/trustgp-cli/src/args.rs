@@ -81,10 +81,10 @@ pub struct ModelArgs {
     #[arg(long)]
     pub mean: Option<String>,
     /// Random optimiser restarts in addition to the initial start (0 = one start; at most 1000).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub restarts: usize,
     /// Seed for every random step.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub seed: u64,
     /// Keep the initial hyperparameters (no optimisation).
     #[arg(long)]
@@ -104,14 +104,14 @@ pub struct ModelArgs {
     #[arg(long)]
     pub shared_noise: bool,
     /// Multi-output models: rank of the coregionalisation matrix (default: number of targets).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub rank: Option<usize>,
     /// sgpr, svgp, rcsvgp, rrp, gpc --sparse: number of inducing points (default 100, at most
     /// the rows).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub inducing: Option<usize>,
     /// cagp, rcagp: number of actions (default 25, at most the rows).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub actions: Option<usize>,
     /// cagp, rcagp: blocks (sparse block actions, trained; default) or inducing (dense actions
     /// k(X, Z) at fixed k-means centres Z).
@@ -134,13 +134,13 @@ pub struct ModelArgs {
     #[arg(long)]
     pub optimizer: Option<String>,
     /// Approximate models: maximum optimiser iterations (Adam: steps).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub iterations: Option<usize>,
     /// Approximate models with --optimizer adam: learning rate (default 0.01).
     #[arg(long, allow_negative_numbers = true)]
     pub lr: Option<f64>,
     /// svgp: minibatch size (default 1024, at most the rows).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub batch_size: Option<usize>,
     /// rcsvgp, rcagp: learn the noise variance from the model's own bound with β = 1 (the
     /// RCaGP paper) instead of fixing it at an exact RCGP's estimate on up to 1000 rows.
@@ -151,10 +151,10 @@ pub struct ModelArgs {
     #[arg(long)]
     pub kernels: Option<String>,
     /// vbks: kernels kept for the model average (default 10).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub top: Option<usize>,
     /// vbks: passes over the data (default: 1000 minibatch iterations, at least one pass).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub epochs: Option<usize>,
     /// vbks: hyperparameters as point estimates (point, the default) or full (a Gaussian
     /// posterior over each kernel's log-hyperparameters, prior N(0, 1) on each).
@@ -211,7 +211,7 @@ pub struct EvaluateArgs {
     #[arg(long, requires = "split")]
     pub split_file: Option<PathBuf>,
     /// … and the split to use from it.
-    #[arg(long, requires = "split_file")]
+    #[arg(long, allow_negative_numbers = true, requires = "split_file")]
     pub split: Option<usize>,
     #[arg(
         long,
@@ -272,7 +272,7 @@ pub struct SuggestArgs {
     #[arg(long)]
     pub transfer: Option<String>,
     /// How many points to suggest (batches: logei/qlogei, ei or ts).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub batch: usize,
     /// Surrogate model: gp, rcgp, sgpr, svgp, rcsvgp, cagp, rcagp or rrp.
     #[arg(long, default_value = "gp")]
@@ -294,14 +294,14 @@ pub struct SuggestArgs {
     #[arg(long, default_value = "off")]
     pub expert_mean: String,
     /// With fewer evaluated rows than this, points of the initial design.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub init: usize,
     /// A JSON file keeping the run between calls (trust region, design position, optimiser
     /// seed): read when it exists, created otherwise, rewritten after every call.
     #[arg(long)]
     pub state: Option<PathBuf>,
     /// Seed of the initial design, the fit and the acquisition's raw samples.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub seed: u32,
     /// Also write the points as CSV here (a header of the bound names, one row per point).
     #[arg(long)]
@@ -315,10 +315,10 @@ pub struct BoArgs {
     #[arg(long)]
     pub problem: String,
     /// Evaluations in all, the initial design included.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub budget: usize,
     /// Evaluations of the initial design (scrambled Sobol).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub init: usize,
     /// Take the initial design from this CSV instead (columns x1, x2, … of the problem's
     /// inputs; other columns are ignored; the objective is evaluated at every row, whose
@@ -326,7 +326,7 @@ pub struct BoArgs {
     #[arg(long)]
     pub init_points: Option<PathBuf>,
     /// Points per iteration after the initial design.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub batch: usize,
     /// Acquisition: logei, ei, pi, ucb, qlogei (batch Monte Carlo LogEI) or ts (Thompson).
     #[arg(long, default_value = "logei")]
@@ -355,7 +355,7 @@ pub struct BoArgs {
     #[arg(long)]
     pub outliers: Option<String>,
     /// Seed of the design, the fits, the optimiser and the outliers.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub seed: u32,
     /// Write one JSON line per evaluation here.
     #[arg(long)]
@@ -377,19 +377,19 @@ pub struct SafeAlArgs {
     #[arg(long, default_value = "efficient-hgp")]
     pub method: String,
     /// Seed of the benchmark's draw, the fits and the pool.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub seed: u64,
     /// Folder of the engine data sets (pengine, gengine).
     #[arg(long, default_value = "../shared/data")]
     pub data_dir: PathBuf,
     /// Queries after the initial data (default: the paper's, Table 2).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub queries: Option<usize>,
     /// Number of source tasks (branin: 1 to 5).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub sources: usize,
     /// Points per source task (default: the paper's, Table 2).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub source_points: Option<usize>,
     /// Safety level β (a bound holds when μ − √β·s ≥ T).
     #[arg(long, default_value_t = 4.0)]
@@ -416,7 +416,7 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub data: PathBuf,
     /// Verify only this data row (0-based, header excluded; default: every row).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub row: Option<usize>,
     /// Radius γ of the ℓ∞ box around each point, in the data's units.
     #[arg(long, allow_negative_numbers = true)]
@@ -441,7 +441,7 @@ pub struct VerifyArgs {
     #[arg(long, default_value_t = 0.01, allow_negative_numbers = true)]
     pub tolerance: f64,
     /// Maximum number of box splits per bound.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10_000)]
     pub max_iterations: usize,
     /// Time limit per bound, in seconds.
     #[arg(long, allow_negative_numbers = true)]

@@ -75,6 +75,43 @@ fn restarts_are_bounded() {
     assert!(!Path::new(&out).exists());
 }
 
+/// A negative count or seed is read as that flag's value and refused as out of range, not
+/// reported as an "unexpected argument '-1'" that names no flag.
+#[test]
+fn negative_counts_and_seeds_name_their_flag() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["suggest", "--bounds", "x=0:1", "--seed", "-1"],
+            "'--seed <SEED>'",
+        ),
+        (
+            &["bo", "--problem", "branin", "--budget", "-3"],
+            "'--budget <BUDGET>'",
+        ),
+        (
+            &[
+                "fit",
+                "--data",
+                "d.csv",
+                "--target",
+                "y",
+                "--out",
+                "m.json",
+                "--restarts",
+                "-2",
+            ],
+            "'--restarts <RESTARTS>'",
+        ),
+    ];
+    for (args, flag) in cases {
+        let o = trustgp(args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("invalid value '-"), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+}
 #[test]
 fn a_fit_that_cannot_fit_in_memory_is_refused_before_it_starts() {
     let dir = scratch("cost");
