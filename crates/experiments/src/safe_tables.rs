@@ -234,6 +234,29 @@ pub fn paired(
     Some((mean_se(&a)?.0, mean_se(&b)?.0, mean_se(&d)?, pairs.len()))
 }
 
+/// The report step after the first (index ≥ 1) where a method's curve leads a baseline's
+/// least: `(step index, mean of the per-seed differences ours − baseline there)`, each step
+/// paired on the seeds both ran (`(seed, curve)` pairs, curves of equal length). Step 0 is
+/// left out because no query has been made there: it compares the two models' fits to the
+/// initial data, not what their queries explored. `None` without a common seed or a second
+/// step.
+pub fn weakest_step_after_the_first(
+    ours: &[(u64, Vec<f64>)],
+    baseline: &[(u64, Vec<f64>)],
+) -> Option<(usize, f64)> {
+    let pairs: Vec<(&Vec<f64>, &Vec<f64>)> = ours
+        .iter()
+        .filter_map(|(seed, c)| Some((c, &baseline.iter().find(|(s, _)| s == seed)?.1)))
+        .collect();
+    let len = pairs.iter().map(|(a, b)| a.len().min(b.len())).min()?;
+    (1..len)
+        .map(|k| {
+            let d: Vec<f64> = pairs.iter().map(|(a, b)| a[k] - b[k]).collect();
+            (k, mean_se(&d).map_or(f64::NAN, |m| m.0))
+        })
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,6 +323,20 @@ mod tests {
         assert_eq!(
             paper_table5("efficient-hgp", "gengine"),
             Some((0.936, 0.003))
+        );
+    }
+
+    #[test]
+    fn the_weakest_step_skips_step_zero_and_pairs_by_seed() {
+        // Seed 0 is common to both, seed 1 only ours, seed 2 only the baseline's.
+        let ours = vec![(0, vec![0.0, 3.0, 2.0]), (1, vec![9.0, -9.0, -9.0])];
+        let base = vec![(0, vec![5.0, 1.0, 1.5]), (2, vec![0.0, 0.0, 0.0])];
+        // Differences at steps 1, 2: +2, +0.5 (step 0's −5 is not looked at).
+        assert_eq!(weakest_step_after_the_first(&ours, &base), Some((2, 0.5)));
+        assert_eq!(weakest_step_after_the_first(&ours[1..], &base), None);
+        assert_eq!(
+            weakest_step_after_the_first(&[(0, vec![1.0])], &[(0, vec![0.0])]),
+            None
         );
     }
 }
