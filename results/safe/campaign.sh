@@ -82,3 +82,7 @@ nice -n 5 target/release/experiments safe-table4
 # the stored seeds 0-4's metrics exactly (into a scratch --runs-dir first).
 $E --methods sal,efficient-hgp --seeds 10 --problems gengine
 nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 10 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md
+# Table 4 replay of the cheap methods on a quiet machine (22:38-22:47 UTC, load 1.0-1.9, nothing
+# else running; the FullTransLMC lines of table4_replay.jsonl are still the earlier loaded ones):
+target/release/experiments safe-table4 --methods efficient-hgp,sal,source-prior,hgp --seeds 10
+nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 10 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md
