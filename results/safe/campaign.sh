@@ -86,3 +86,7 @@ nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 10 -
 # else running; the FullTransLMC lines of table4_replay.jsonl are still the earlier loaded ones):
 target/release/experiments safe-table4 --methods efficient-hgp,sal,source-prior,hgp --seeds 10
 nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 10 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md
+# FullTransLMC's replay on the quiet machine too (23:06-23:38 UTC, load 1.0-1.3; GEngine on the
+# EffTransHGP runs' data of seeds 0-1), so every Table 4 line is now a quiet-machine replay:
+target/release/experiments safe-table4 --methods lmc --seeds 10 --lmc-stand-in-seeds 2
+nice -n 5 target/release/experiments safe-transfer --summarise-only --seeds 10 --lmc-refit-every 10 --hgp-refit-every 10 --out results/safe_transfer.md
